@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Torch baselines measured the way kproof measures candidates.
+
+Same protocol as kproof's timing phase, as far as PyTorch allows: random
+inputs (never zeros), at least 8 input sets rotated so their total exceeds
+L2 several times, a write of twice L2 before every sample (cold cache), CUDA
+events around the one call, median with a bootstrap 95% interval. Eager,
+torch.compile (dynamic=False, default mode) and torch.compile
+(mode="max-autotune-no-cudagraphs", dynamic=False). One compiled function per
+shape and mode: compiling one function for several shapes silently switched
+torch.compile to dynamic-shape kernels (ANCHORS.md).
+
+Differences from kproof, stated: torch allocates its own outputs (kproof
+poisons a preallocated one), and outputs are not checked here beyond a
+one-time comparison with eager.
+
+    python3 bench/torch_baselines.py --out results.json [--ops softmax,layernorm,sum,matmul]
+"""
+import argparse
+import json
+import math
+import random
+import sys
+import time
+
+import torch
+
+SHAPES = {
+    "softmax": [(8192, 8192), (65536, 1024), (4096, 32768)],
+    "layernorm": [(16384, 4096), (65536, 1024), (4096, 16384)],
+    "sum": [(1 << 28,), (1 << 24,), (1 << 20,)],
+    "matmul": [(4096, 4096, 4096), (8192, 8192, 8192), (4095, 4095, 4095), (8192, 1024, 8192)],
+}
+DTYPES = {"softmax": ["f32", "bf16"], "layernorm": ["f32", "bf16"], "sum": ["f32"], "matmul": ["f32", "bf16"]}
+TD = {"f32": torch.float32, "bf16": torch.bfloat16}
+
+
+def min_bytes(op, shape, dt):
+    e = 4 if dt == "f32" else 2
+    if op == "softmax":
+        return 2 * shape[0] * shape[1] * e
+    if op == "layernorm":
+        return 2 * shape[0] * shape[1] * e + 2 * shape[1] * e
+    if op == "sum":
+        return shape[0] * 4 + 4
+    m, n, k = shape
+    return (m * k + k * n + m * n) * e
+
+
+def flops(op, shape):
+    if op == "matmul":
+        m, n, k = shape
+        return 2.0 * m * n * k
+    return 0.0
+
+
+def make_fn(op, shape):
+    if op == "softmax":
+        return lambda x: torch.softmax(x, dim=-1)
+    if op == "layernorm":
+        cols = shape[1]
+        return lambda x, w, b: torch.nn.functional.layer_norm(x, (cols,), w, b, 1e-5)
+    if op == "sum":
+        return lambda x: torch.sum(x)
+    return lambda a, b: torch.mm(a, b)
+
+
+def make_inputs(op, shape, dt, gen):
+    t = TD[dt]
+    if op in ("softmax", "sum"):
+        return (torch.randn(shape, device="cuda", dtype=torch.float32, generator=gen).to(t),)
+    if op == "layernorm":
+        r, c = shape
+        x = torch.randn((r, c), device="cuda", generator=gen).to(t)
+        w = (1 + 0.1 * torch.randn((c,), device="cuda", generator=gen)).to(t)
+        b = (0.1 * torch.randn((c,), device="cuda", generator=gen)).to(t)
+        return (x, w, b)
+    m, n, k = shape
+    return (torch.randn((m, k), device="cuda", generator=gen).to(t), torch.randn((k, n), device="cuda", generator=gen).to(t))
+
+
+def boot_ci(xs, reps=2000, seed=1):
+    rnd = random.Random(seed)
+    n = len(xs)
+    meds = []
+    for _ in range(reps):
+        s = sorted(xs[rnd.randrange(n)] for _ in range(n))
+        meds.append(s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2]))
+    meds.sort()
+    return meds[int(0.025 * reps)], meds[int(0.975 * reps) - 1]
+
+
+def median(xs):
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def time_cold(fn, sets, flush, budget_s=4.0, min_samples=20, max_samples=400):
+    """One call per sample, on a rotating input set, after a cache flush."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for s in sets:  # warm-up: compile, autotune, allocate
+        fn(*s)
+    torch.cuda.synchronize()
+    samples, order, t0 = [], [], time.time()
+    while len(samples) < max_samples:
+        if not order:
+            order = list(range(len(sets)))
+            random.shuffle(order)
+        s = sets[order.pop()]
+        flush.add_(1.0)  # writes 2x L2: evicts the inputs
+        torch.cuda.synchronize()
+        start.record()
+        fn(*s)
+        end.record()
+        torch.cuda.synchronize()
+        samples.append(start.elapsed_time(end) * 1e-3)
+        if len(samples) >= min_samples and time.time() - t0 > budget_s:
+            break
+    return samples
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--ops", default="softmax,layernorm,sum,matmul")
+    ap.add_argument("--budget", type=float, default=3.0)
+    ap.add_argument("--modes", default="eager,compile,max-autotune")
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    props = torch.cuda.get_device_properties(0)
+    l2 = getattr(props, "L2_cache_size", 60 << 20)
+    flush = torch.empty(2 * l2 // 4, device="cuda", dtype=torch.float32)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(int.from_bytes(__import__("os").urandom(4), "little"))
+    rows = []
+    for op in args.ops.split(","):
+        for dt in DTYPES[op]:
+            for shape in SHAPES[op]:
+                one = min_bytes(op, shape, dt)
+                nsets = max(8, math.ceil(3 * l2 / one))
+                nsets = min(nsets, 32)
+                if one * nsets > 40e9:
+                    nsets = max(2, int(40e9 // one))
+                sets = [make_inputs(op, shape, dt, gen) for _ in range(nsets)]
+                base = make_fn(op, shape)
+                ref = base(*sets[0]).float()
+                for mode in args.modes.split(","):
+                    try:
+                        if mode == "eager":
+                            fn = base
+                        elif mode == "compile":
+                            torch._dynamo.reset()
+                            fn = torch.compile(make_fn(op, shape), dynamic=False)
+                        else:
+                            torch._dynamo.reset()
+                            fn = torch.compile(make_fn(op, shape), dynamic=False, mode="max-autotune-no-cudagraphs")
+                        got = fn(*sets[0]).float()
+                        err = (got - ref).norm().item() / max(ref.norm().item(), 1e-30)
+                        ts = time_cold(fn, sets, flush, budget_s=args.budget)
+                        med = median(ts)
+                        lo, hi = boot_ci(ts)
+                        row = {"op": op, "dtype": dt, "shape": list(shape), "mode": mode, "median_s": med,
+                               "lo_s": lo, "hi_s": hi, "samples": len(ts), "sets": nsets,
+                               "gbs": one / med * 1e-9, "tflops": flops(op, shape) / med * 1e-12,
+                               "rel_err_vs_eager": err}
+                    except Exception as e:  # a mode that fails is reported, not fatal
+                        row = {"op": op, "dtype": dt, "shape": list(shape), "mode": mode, "error": str(e)[:300]}
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                del sets
+                torch.cuda.empty_cache()
+    out = {"schema": 1, "tool": "torch_baselines.py", "torch": torch.__version__, "gpu": props.name,
+           "cuda": torch.version.cuda, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": rows}
+    with open(args.out, "w") as f:
+        json.dump(out, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

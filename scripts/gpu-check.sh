@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# gpu-check.sh: everything GPU-side in one go, on a machine with an NVIDIA GPU.
+#
+#   scripts/gpu-check.sh [STAGES]     STAGES: comma list, default "all" =
+#       build,device,calibrate,kernels,exploits,torch,repro
+#
+# Writes into $OUT (default ./gpu-out): log.txt, summary.md and results.tgz
+# holding every JSON/markdown result; scripts/collect-results.sh unpacks one
+# into results/<date>-<gpu>/ for committing. Each stage has its own time
+# limit so one stuck stage cannot eat the whole run.
+set -uo pipefail
+STAGES=${1:-all}
+[ "$STAGES" = all ] && STAGES=build,device,calibrate,kernels,exploits,torch,repro
+OUT=${OUT:-$PWD/gpu-out}
+R=$OUT/run
+mkdir -p "$R"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+B=${BUILD:-build-gpu}
+K=$B/kproof
+export KPROOF_CACHE=$PWD/$B/kproof-cache
+export KPROOF_ROOT=$PWD
+has() { case ",$STAGES," in *",$1,"*) return 0 ;; esac; return 1; }
+stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
+
+stamp "env"
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: ${KP_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
+  nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu --format=csv
+  nvcc --version | tail -1
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null
+} | tee "$R/env.txt"
+
+if has build; then
+  stamp "build"
+  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKP_WERROR=ON >"$R/build.log" 2>&1 &&
+    ninja -C "$B" >>"$R/build.log" 2>&1 || { tail -50 "$R/build.log"; echo "BUILD FAILED"; }
+  tail -3 "$R/build.log"
+fi
+
+if has device; then
+  stamp "device backend test"
+  timeout 300 bash tests/gpu/run_dev_backend_test.sh --no-calibrate >"$R/device-test.txt" 2>&1
+  echo "device test exit $?"; tail -25 "$R/device-test.txt"
+fi
+
+if has calibrate; then
+  stamp "calibrate"
+  timeout 300 "$K" calibrate --backend cuda --force | tee "$R/calibrate.txt"
+fi
+
+# Every project CUDA kernel, rigorous, every shape of its op.
+if has kernels; then
+  stamp "kernels"
+  mkdir -p "$R/kernels"
+  for f in kernels/*/cuda/*.cu; do
+    fam=$(basename "$(dirname "$(dirname "$f")")")
+    base=$(basename "$f" .cu)
+    dt=${base%%-*}
+    extra=""
+    case "$base" in *cublas*) extra="--allow-library" ;; esac
+    [ -n "${KP_KERNELS:-}" ] && { echo "$f" | grep -qE "$KP_KERNELS" || continue; }
+    timeout 600 "$K" eval "$f" --op "$fam" --dtype "$dt" --backend cuda --time-budget "${KP_BUDGET:-3}" $extra \
+      --json >"$R/kernels/$fam-$base.json" 2>"$R/kernels/$fam-$base.err"
+    echo "$fam/$base: exit $? $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["verdict"], d.get("check",""), d.get("detail","")[:200])' "$R/kernels/$fam-$base.json" 2>/dev/null || tail -2 "$R/kernels/$fam-$base.err")"
+  done
+fi
+
+if has exploits; then
+  stamp "exploits (demo matrix)"
+  timeout 900 "$K" demo --backend cuda --json "$R/demo.json" --md "$R/demo.md" 2>"$R/demo.err"
+  echo "demo exit $?"; tail -5 "$R/demo.err"
+fi
+
+if has torch; then
+  stamp "torch baselines"
+  PYTHONUNBUFFERED=1 timeout 900 python3 bench/torch_baselines.py --out "$R/torch.json" \
+    --ops "${KP_TORCH_OPS:-softmax,layernorm,sum,matmul}" >"$R/torch.log" 2>&1
+  echo "torch exit $?"; tail -3 "$R/torch.log"
+  # An independent measurement of cuBLAS SGEMM (TF32 off) for the 3% check.
+  timeout 300 python3 - >"$R/do_bench.json" 2>"$R/do_bench.err" <<'PY'
+import json, torch, triton
+torch.backends.cuda.matmul.allow_tf32 = False
+rows = []
+for n in (4096, 8192):
+    a = torch.randn(n, n, device="cuda"); b = torch.randn(n, n, device="cuda")
+    ms = triton.testing.do_bench(lambda: torch.mm(a, b), warmup=100, rep=1000, return_mode="median")
+    rows.append({"op": "matmul_f32", "shape": [n, n, n], "median_s": ms * 1e-3, "tool": "triton.testing.do_bench"})
+print(json.dumps(rows))
+PY
+  cat "$R/do_bench.json"
+fi
+
+# Reproducibility: one PASS kernel in 5 fresh processes.
+if has repro; then
+  stamp "repro"
+  mkdir -p "$R/repro"
+  f=${KP_REPRO_FILE:-$(ls kernels/softmax/cuda/f32-*.cu | sort | tail -1)}
+  for i in 1 2 3 4 5; do
+    timeout 300 "$K" eval "$f" --op softmax --backend cuda --shape 8192x8192 --no-baseline --time-budget 5 \
+      --target 0.5 --json >"$R/repro/run$i.json" 2>/dev/null
+  done
+  python3 - "$R/repro" <<'PY' | tee "$R/repro/summary.txt"
+import json, sys, glob
+meds = []
+for p in sorted(glob.glob(sys.argv[1] + "/run*.json")):
+    try:
+        d = json.load(open(p)); t = d["shapes"][0]["timing"]; meds.append(t["median_s"])
+    except Exception as e:
+        print(p, "unreadable", e)
+if meds:
+    lo, hi = min(meds), max(meds)
+    print("medians_us", [round(m * 1e6, 2) for m in meds], "spread_pct", round(100 * (hi - lo) / lo, 3))
+PY
+fi
+
+stamp "summary"
+python3 scripts/summarize.py "$R" >"$OUT/summary.md" 2>"$R/summarize.err" || tail -5 "$R/summarize.err"
+tar czf "$OUT/results.tgz" -C "$R" .
+stamp "done"
+tail -60 "$OUT/summary.md"

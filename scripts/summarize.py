@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Turns one gpu-check run folder into the markdown summary that is committed.
+
+    python3 scripts/summarize.py RUN_DIR > summary.md
+
+Reads env.txt, calibrate.txt, kernels/*.json (kproof eval --json),
+torch.json (bench/torch_baselines.py), do_bench.json, demo.md and
+repro/summary.txt. Every number printed comes from those files.
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except Exception:
+        return None
+
+
+def fmt_t(s):
+    if s is None:
+        return "-"
+    if s < 1e-3:
+        return "%.2f us" % (s * 1e6)
+    if s < 1:
+        return "%.3f ms" % (s * 1e3)
+    return "%.3f s" % s
+
+
+def main():
+    run = sys.argv[1]
+    out = []
+    env = open(os.path.join(run, "env.txt")).read() if os.path.exists(os.path.join(run, "env.txt")) else ""
+    out.append("# kproof GPU check\n")
+    out.append("```\n" + env.strip() + "\n```\n")
+    cal = os.path.join(run, "calibrate.txt")
+    copy_gbs = None
+    if os.path.exists(cal):
+        txt = open(cal).read()
+        out.append("## Calibration\n\n```\n" + txt.strip() + "\n```\n")
+        m = re.search(r"copy bandwidth\s+([0-9.]+)", txt)
+        copy_gbs = float(m.group(1)) if m else None
+
+    # torch rows keyed by (op, dtype, shape)
+    torch_rows = {}
+    tj = load(os.path.join(run, "torch.json"))
+    if tj:
+        for r in tj["rows"]:
+            if "median_s" in r:
+                torch_rows.setdefault((r["op"], r["dtype"], tuple(r["shape"])), {})[r["mode"]] = r
+
+    out.append("## Project kernels under the rigorous protocol\n")
+    out.append("| kernel | verdict | shape | median [95% CI] | GB/s | TFLOP/s | % copy BW | SoL frac | vs baseline |")
+    out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    best = {}  # (op, dtype, shape) -> (median, kernel)
+    for p in sorted(glob.glob(os.path.join(run, "kernels", "*.json"))):
+        d = load(p)
+        name = os.path.basename(p)[:-5]
+        if not d:
+            err = p[:-5] + ".err"
+            tail = open(err).read().strip().splitlines()[-1:] if os.path.exists(err) else ["no output"]
+            out.append("| %s | (no result: %s) | | | | | | | |" % (name, tail[0][:80] if tail else ""))
+            continue
+        fam = d.get("op", "").split("_")[0]
+        for s in d.get("shapes", []):
+            t = s.get("timing")
+            if not t:
+                continue
+            b = s.get("baseline")
+            vs = "-"
+            if b and b.get("speedup"):
+                vs = "%.2fx [%.2f, %.2f] vs %s" % (b["speedup"], b.get("speedup_lo") or 0, b.get("speedup_hi") or 0,
+                                                 b.get("name", "?"))
+            pct = "%.1f%%" % (100 * t["gbs"] / copy_gbs) if copy_gbs and t.get("gbs") else "-"
+            out.append("| %s | %s | %s | %s [%s, %s] | %.0f | %.2f | %s | %s | %s |" % (
+                name, s.get("verdict"), s.get("shape_text"), fmt_t(t["median_s"]), fmt_t(t["lo_s"]), fmt_t(t["hi_s"]),
+                t.get("gbs") or 0, (t.get("gflops") or 0) / 1e3, pct,
+                "%.2f" % t["sol_fraction"] if t.get("sol_fraction") else "-", vs))
+            if s.get("verdict") == "PASS" and "cublas" not in name:
+                key = (fam, d.get("dtype"), tuple(s.get("shape", [])))
+                if key not in best or t["median_s"] < best[key][0]:
+                    best[key] = (t["median_s"], name, t.get("gbs"))
+        v = d.get("verdict")
+        if v != "PASS":
+            out.append("| %s | **%s** %s | | %s | | | | | |" % (name, v, d.get("check", ""), (d.get("detail") or "")[:160].replace("|", "/").replace("\n", " ")))
+
+    if torch_rows:
+        out.append("\n## Best project kernel vs torch (same cold protocol, same run)\n")
+        out.append("| op | dtype | shape | project best | GB/s | % copy | eager | compile | max-autotune | best torch | project / best torch speed |")
+        out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for (op, dt, shape), modes in sorted(torch_rows.items()):
+            b = best.get((op, dt, shape))
+            cells = []
+            for m in ("eager", "compile", "max-autotune"):
+                r = modes.get(m)
+                cells.append("%s (%.0f GB/s)" % (fmt_t(r["median_s"]), r["gbs"]) if r else "-")
+            tbest = min((r["median_s"] for r in modes.values()), default=None)
+            ratio = "%.2fx" % (tbest / b[0]) if b and tbest else "-"
+            pct = "%.1f%%" % (100 * b[2] / copy_gbs) if b and copy_gbs and b[2] else "-"
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                op, dt, "x".join(map(str, shape)), ("%s %s" % (b[1], fmt_t(b[0]))) if b else "-",
+                "%.0f" % b[2] if b and b[2] else "-", pct, " | ".join(cells), fmt_t(tbest), ratio))
+
+    db = os.path.join(run, "do_bench.json")
+    if os.path.exists(db):
+        out.append("\n## Independent cuBLAS SGEMM measurement (torch.mm, TF32 off, do_bench median)\n")
+        out.append("```\n" + open(db).read().strip() + "\n```\n")
+    demo = os.path.join(run, "demo.md")
+    if os.path.exists(demo):
+        out.append("\n## Demo matrix\n")
+        out.append(open(demo).read())
+    rep = os.path.join(run, "repro", "summary.txt")
+    if os.path.exists(rep):
+        out.append("\n## Five fresh processes, one kernel\n\n```\n" + open(rep).read().strip() + "\n```\n")
+    dev = os.path.join(run, "device-test.txt")
+    if os.path.exists(dev):
+        lines = open(dev).read().strip().splitlines()
+        out.append("\n## Device backend test (last lines)\n\n```\n" + "\n".join(lines[-15:]) + "\n```\n")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

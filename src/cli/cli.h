@@ -1,0 +1,20 @@
+/* cli.h: what the kproof command's files share. */
+#ifndef KP_CLI_H
+#define KP_CLI_H
+
+#include <stdint.h>
+
+#include "kproof/kproof.h"
+
+#define KP_EXIT_USAGE 64    /* bad usage or input (missing file, unknown op, bad shape) */
+#define KP_EXIT_INTERNAL 70 /* the harness itself failed */
+
+int kp_cli_exit_code(kp_verdict v);
+int kp_cli_parse_double(const char *flag, const char *s, double lo, double hi, double *out);
+int kp_cli_parse_u64(const char *flag, const char *s, uint64_t *out);
+const kp_op *kp_cli_op(const char *name, const char *dtype);
+/* 1 when the cuda worker is built and a GPU answers. */
+int kp_cli_cuda_usable(const char *root, const char *cache);
+int kp_cli_demo(int argc, char **argv);
+
+#endif

@@ -1,0 +1,371 @@
+/* demo.c: kproof demo. The project's honest kernels and the exploit corpus
+ * go through the naive protocol, each of its five flaws alone, and the
+ * rigorous protocol; the matrix shows what each flaw lets through.
+ *
+ * Rows: honest kernels first, then every exploit of the backend (read from
+ * the header every exploit file carries: op, the flaw it fools, the check
+ * that catches it, the verdict expected). Columns: modes. Cells: the claimed
+ * speedup (or PASS when there is no baseline) where the mode believed the
+ * candidate, else the verdict and the check that decided. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "core/host_api.h"
+
+#define MAX_ROWS 64
+#define NMODES (KP_NFLAWS + 2)
+
+typedef struct row {
+    char path[PATH_MAX];
+    char name[64];
+    char op[32];
+    char fools[32];
+    char caught[32];
+    char expect[16];
+    int exploit;
+    char cell[NMODES][48];
+    kp_verdict v[NMODES];
+    double speedup[NMODES];
+} row;
+
+static const char *mode_name(int m) {
+    if (m == 0) return "naive";
+    if (m == NMODES - 1) return "rigorous";
+    return kp_flaw_name(1 << (m - 1));
+}
+
+static int mode_flaws(int m) {
+    if (m == 0) return KP_FLAW_ALL;
+    if (m == NMODES - 1) return 0;
+    return 1 << (m - 1);
+}
+
+/* Reads "* key: value" from the header comment of an exploit file. */
+static void header_field(const char *text, const char *key, char *out, size_t len) {
+    out[0] = 0;
+    char pat[48];
+    snprintf(pat, sizeof pat, " %s:", key);
+    const char *p = strstr(text, pat);
+    if (!p) return;
+    p += strlen(pat);
+    while (*p == ' ') p++;
+    size_t i = 0;
+    while (p[i] && p[i] != '\n' && p[i] != ' ' && i + 1 < len) {
+        out[i] = p[i];
+        i++;
+    }
+    out[i] = 0;
+}
+
+static int read_exploit(row *r) {
+    FILE *f = fopen(r->path, "r");
+    if (!f) return -1;
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *end = strstr(text, "*/");
+    if (end) *end = 0;
+    if (!strstr(text, "kproof exploit:")) return -1;
+    header_field(text, "kproof exploit", r->name, sizeof r->name);
+    header_field(text, "op", r->op, sizeof r->op);
+    header_field(text, "fools", r->fools, sizeof r->fools);
+    header_field(text, "caught-by", r->caught, sizeof r->caught);
+    header_field(text, "expect", r->expect, sizeof r->expect);
+    r->exploit = 1;
+    return r->op[0] ? 0 : -1;
+}
+
+/* The device facts and the cached calibration, read once for all cells. */
+static int demo_env(kp_backend be, const char *root, const char *cache, kp_env *e) {
+    char src[PATH_MAX], so[PATH_MAX], log[2048], err[300];
+    snprintf(src, sizeof src, "%s/kernels/sum/%s/f32-01-naive.%s", root, kp_backend_name(be),
+             be == KP_BACKEND_HOST ? "c" : "cu");
+    if (kp_build(be, src, root, cache, so, sizeof so, log, sizeof log)) {
+        fprintf(stderr, "kproof demo: cannot build %s:\n%s\n", src, log);
+        return -1;
+    }
+    kp_wk_opts wo = {be, "sum_f32", so, 60, 1, 0};
+    kp_wk *w = NULL;
+    kp_hello h;
+    memset(&h, 0, sizeof h);
+    if (kp_wk_start(&wo, &w, &h, err, sizeof err) != KP_WK_OK || h.status != KP_LOAD_OK) {
+        fprintf(stderr, "kproof demo: cannot start the %s worker: %s\n", kp_backend_name(be), h.error[0] ? h.error : err);
+        if (w) kp_wk_stop(w);
+        return -1;
+    }
+    memset(e, 0, sizeof *e);
+    size_t got;
+    kp_wk_call(w, KP_MSG_ENV, NULL, 0, NULL, 0, e, sizeof *e, &got, 30, err, sizeof err);
+    char key[200];
+    snprintf(key, sizeof key, "%s-%s", e->gpu_uuid[0] ? e->gpu_uuid : e->gpu, e->gpu_uuid[0] ? "" : e->host);
+    kp_calib_rep c;
+    if (kp_calib_load(cache, key, &c) != 0) {
+        fprintf(stderr, "[demo] calibrating %s once\n", e->gpu);
+        if (kp_wk_call(w, KP_MSG_CALIBRATE, NULL, 0, NULL, 0, &c, sizeof c, &got, 600, err, sizeof err) == 0)
+            kp_calib_save(cache, key, &c);
+    }
+    kp_wk_stop(w);
+    return 0;
+}
+
+/* Medium shapes on the GPU so the demo stays short; the op's quick set on
+ * the host. Edge and drawn shapes are added by the protocol as usual. */
+static int demo_shape(const kp_op *op, kp_backend be, kp_shape *s) {
+    if (be == KP_BACKEND_HOST) return 0;
+    memset(s, 0, sizeof *s);
+    s->nd = op->nd;
+    if (!strcmp(op->family, "matmul")) s->d[0] = s->d[1] = s->d[2] = 2048;
+    else if (!strcmp(op->family, "sum")) s->d[0] = 1 << 24;
+    else s->d[0] = s->d[1] = 4096;
+    return 1;
+}
+
+static void cell_text(row *r, int m, const kp_result *res) {
+    r->v[m] = res->verdict;
+    double best = 0;
+    int timed = 0;
+    for (int i = 0; i < res->nshapes; i++)
+        if (res->shapes[i].timed) {
+            timed = 1;
+            if (res->shapes[i].speedup > best) best = res->shapes[i].speedup;
+        }
+    r->speedup[m] = best;
+    if (res->verdict == KP_PASS || res->verdict == KP_NOISY) {
+        if (best > 0) snprintf(r->cell[m], sizeof r->cell[m], "%.2fx%s", best, res->verdict == KP_NOISY ? "~" : "");
+        else snprintf(r->cell[m], sizeof r->cell[m], "%s", timed ? "PASS" : "PASS (untimed)");
+    } else {
+        static const char *shortv[] = {"PASS", "WRONG", "REJECTED", "ERROR", "NOISY"};
+        snprintf(r->cell[m], sizeof r->cell[m], "%s:%s", shortv[res->verdict], res->check_name);
+    }
+}
+
+static int believed(kp_verdict v) { return v == KP_PASS || v == KP_NOISY; }
+
+static void print_matrix(FILE *f, row *rows, int nr, int md) {
+    if (md) {
+        fprintf(f, "| candidate | op |");
+        for (int m = 0; m < NMODES; m++) fprintf(f, " %s |", mode_name(m));
+        fprintf(f, " expected |\n| --- | --- |");
+        for (int m = 0; m < NMODES; m++) fprintf(f, " --- |");
+        fprintf(f, " --- |\n");
+        for (int i = 0; i < nr; i++) {
+            fprintf(f, "| %s%s | %s |", rows[i].exploit ? "" : "**", rows[i].name, rows[i].op);
+            for (int m = 0; m < NMODES; m++) fprintf(f, " %s |", rows[i].cell[m]);
+            if (rows[i].exploit) fprintf(f, " fools %s; %s by %s |\n", rows[i].fools, rows[i].expect, rows[i].caught);
+            else fprintf(f, " honest: PASS |\n");
+        }
+        return;
+    }
+    fprintf(f, "%-26s %-15s", "candidate", "op");
+    for (int m = 0; m < NMODES; m++) fprintf(f, " %-17s", mode_name(m));
+    fprintf(f, "\n");
+    for (int i = 0; i < nr; i++) {
+        fprintf(f, "%-26.26s %-15.15s", rows[i].name, rows[i].op);
+        for (int m = 0; m < NMODES; m++) fprintf(f, " %-17.17s", rows[i].cell[m]);
+        fprintf(f, "\n");
+    }
+}
+
+static int reading(FILE *f, row *rows, int nr, const char *pre) {
+    int problems = 0, caught = 0, fooled = 0, nexp = 0, honest_ok = 0, nhonest = 0;
+    for (int i = 0; i < nr; i++) {
+        row *r = &rows[i];
+        if (!r->exploit) {
+            nhonest++;
+            if (believed(r->v[NMODES - 1])) honest_ok++;
+            else {
+                problems++;
+                fprintf(f, "%s- FALSE POSITIVE: the honest kernel %s got %s in rigorous mode\n", pre, r->name,
+                        r->cell[NMODES - 1]);
+            }
+            continue;
+        }
+        nexp++;
+        if (!believed(r->v[NMODES - 1])) caught++;
+        else {
+            problems++;
+            fprintf(f, "%s- MISSED: exploit %s passed the rigorous mode (%s)\n", pre, r->name, r->cell[NMODES - 1]);
+        }
+        int any = 0;
+        for (int m = 1; m < NMODES - 1; m++)
+            if (believed(r->v[m])) any = 1;
+        if (any) fooled++;
+        else if (strcmp(r->fools, "none") != 0) {
+            problems++;
+            fprintf(f, "%s- BROKEN EXPLOIT: %s fooled no single-flaw mode (it should fool '%s')\n", pre, r->name,
+                    r->fools);
+        }
+    }
+    fprintf(f, "%sReading: the rigorous mode rejected %d of %d exploits and passed %d of %d honest kernels; "
+               "%d exploits fooled at least one single-flaw mode.\n",
+            pre, caught, nexp, honest_ok, nhonest, fooled);
+    fprintf(f, "%sA cell with a speedup is a mode that believed the candidate: its claimed speedup over the "
+               "baseline that mode uses (\"~\": timing still noisy).\n",
+            pre);
+    fprintf(f, "%sEach column names the one flaw switched on; naive has all five, rigorous none.\n", pre);
+    return problems;
+}
+
+int kp_cli_demo(int argc, char **argv) {
+    const char *backend = NULL, *json = NULL, *mdfile = NULL, *filter = NULL;
+    double budget = -1;
+    for (int i = 0; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--backend") && v) backend = argv[++i];
+        else if (!strcmp(argv[i], "--json") && v) json = argv[++i];
+        else if (!strcmp(argv[i], "--md") && v) mdfile = argv[++i];
+        else if (!strcmp(argv[i], "--only") && v) filter = argv[++i];
+        else if (!strcmp(argv[i], "--time-budget") && v) {
+            if (kp_cli_parse_double("--time-budget", argv[++i], 0.01, 600, &budget)) return KP_EXIT_USAGE;
+        } else {
+            fprintf(stderr, "kproof demo: unexpected argument '%s' (kproof help demo)\n", argv[i]);
+            return KP_EXIT_USAGE;
+        }
+    }
+    const char *root = kp_default_root(), *cache = kp_default_cache();
+    kp_backend be;
+    if (backend) {
+        if (kp_backend_parse(backend, &be)) {
+            fprintf(stderr, "kproof demo: unknown backend '%s' (host or cuda)\n", backend);
+            return KP_EXIT_USAGE;
+        }
+    } else {
+        be = kp_cli_cuda_usable(root, cache) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
+        if (be == KP_BACKEND_HOST) fprintf(stderr, "[demo] no GPU answered: running on the host backend (the CPU)\n");
+    }
+    const char *ext = be == KP_BACKEND_HOST ? ".c" : ".cu";
+    kp_env env;
+    if (demo_env(be, root, cache, &env)) return KP_EXIT_INTERNAL;
+
+    static row rows[MAX_ROWS];
+    int nr = 0;
+    /* Honest rows: the project's best kernel of each op family, f32. */
+    static const char *fams[] = {"softmax", "layernorm", "sum", "matmul"};
+    for (size_t fi = 0; fi < sizeof fams / sizeof *fams && nr < MAX_ROWS; fi++) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/kernels/%s/%s", root, fams[fi], kp_backend_name(be));
+        static char names[64][256];
+        int n = kp_list_dir(dir, names, 64);
+        const char *bestname = NULL;
+        for (int j = 0; j < n; j++)
+            if (!strncmp(names[j], "f32-", 4) && names[j][4] >= '0' && names[j][4] <= '9' && strstr(names[j], ext))
+                bestname = names[j]; /* sorted: the last is the highest number */
+        if (!bestname) continue;
+        row *r = &rows[nr];
+        memset(r, 0, sizeof *r);
+        snprintf(r->path, sizeof r->path, "%s/%s", dir, bestname);
+        snprintf(r->name, sizeof r->name, "%s/%.*s", fams[fi], (int)(strlen(bestname) - strlen(ext)), bestname);
+        snprintf(r->op, sizeof r->op, "%s_f32", fams[fi]);
+        if (!filter || strstr(r->name, filter)) nr++;
+    }
+    {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/exploits/%s", root, kp_backend_name(be));
+        static char names[128][256];
+        int n = kp_list_dir(dir, names, 128);
+        for (int j = 0; j < n && nr < MAX_ROWS; j++) {
+            const char *dot = strrchr(names[j], '.');
+            if (!dot || strcmp(dot, ext)) continue;
+            row *r = &rows[nr];
+            memset(r, 0, sizeof *r);
+            snprintf(r->path, sizeof r->path, "%s/%s", dir, names[j]);
+            if (read_exploit(r)) continue;
+            if (filter && !strstr(r->name, filter) && !strstr(names[j], filter)) continue;
+            nr++;
+        }
+    }
+    int total = nr * NMODES, done = 0;
+    double t0 = kp_wall_s();
+    for (int i = 0; i < nr; i++) {
+        const kp_op *op = kp_op_resolve(rows[i].op, NULL);
+        if (!op) {
+            for (int m = 0; m < NMODES; m++) snprintf(rows[i].cell[m], sizeof rows[i].cell[m], "unknown op");
+            continue;
+        }
+        for (int m = 0; m < NMODES; m++) {
+            kp_eval_opts o;
+            kp_eval_opts_default(&o);
+            o.backend = be;
+            o.root = root;
+            o.cache_dir = cache;
+            o.candidate = rows[i].path;
+            o.op = op;
+            o.flaws = mode_flaws(m);
+            o.progress = 0;
+            o.env_hint = &env;
+            o.timeout_s = be == KP_BACKEND_HOST ? 10 : 20;
+            o.stop.budget_s = budget > 0 ? budget : (be == KP_BACKEND_HOST ? 0.3 : 0.5);
+            o.stop.min_samples = 5;
+            o.stop.target = 0.03;
+            kp_shape s;
+            if (demo_shape(op, be, &s)) {
+                o.shapes[0] = s;
+                o.nshapes = 1;
+                o.user_shapes_plus = 1;
+            }
+            kp_result res;
+            char err[512] = "";
+            fprintf(stderr, "\r[demo] %3d/%d  %-28.28s %-10s %5.0f s ", ++done, total, rows[i].name, mode_name(m),
+                    kp_wall_s() - t0);
+            if (kp_eval(&o, &res, err, sizeof err)) {
+                snprintf(rows[i].cell[m], sizeof rows[i].cell[m], "harness: %.36s", err);
+                rows[i].v[m] = KP_ERROR;
+            } else {
+                cell_text(&rows[i], m, &res);
+            }
+            kp_result_free(&res);
+        }
+    }
+    fprintf(stderr, "\r[demo] %d evaluations in %.0f s%30s\n", total, kp_wall_s() - t0, "");
+    printf("kproof demo on %s (%s backend): each row through the naive protocol, each flaw alone, and the "
+           "rigorous protocol\n\n",
+           env.gpu, kp_backend_name(be));
+    print_matrix(stdout, rows, nr, 0);
+    printf("\n");
+    int problems = reading(stdout, rows, nr, "");
+    if (mdfile) {
+        FILE *f = fopen(mdfile, "w");
+        if (f) {
+            fprintf(f, "kproof demo on %s (%s backend), %s\n\n", env.gpu, kp_backend_name(be), env.date);
+            print_matrix(f, rows, nr, 1);
+            fprintf(f, "\n");
+            reading(f, rows, nr, "");
+            fclose(f);
+        } else {
+            fprintf(stderr, "kproof demo: cannot write %s\n", mdfile);
+        }
+    }
+    if (json) {
+        FILE *f = fopen(json, "w");
+        if (f) {
+            fprintf(f, "{\"schema\": %d, \"tool\": \"kproof demo\", \"backend\": \"%s\", \"gpu\": ", KP_SCHEMA_VERSION,
+                    kp_backend_name(be));
+            kp_json_str(f, env.gpu);
+            fprintf(f, ", \"modes\": [");
+            for (int m = 0; m < NMODES; m++) fprintf(f, "%s\"%s\"", m ? ", " : "", mode_name(m));
+            fprintf(f, "], \"rows\": [");
+            for (int i = 0; i < nr; i++) {
+                fprintf(f, "%s\n {\"name\": ", i ? "," : "");
+                kp_json_str(f, rows[i].name);
+                fprintf(f, ", \"op\": \"%s\", \"exploit\": %s, \"fools\": \"%s\", \"caught_by\": \"%s\", "
+                           "\"expect\": \"%s\", \"cells\": [",
+                        rows[i].op, rows[i].exploit ? "true" : "false", rows[i].fools, rows[i].caught, rows[i].expect);
+                for (int m = 0; m < NMODES; m++) {
+                    fprintf(f, "%s{\"verdict\": \"%s\", \"text\": ", m ? ", " : "", kp_verdict_name(rows[i].v[m]));
+                    kp_json_str(f, rows[i].cell[m]);
+                    fprintf(f, ", \"speedup\": %.6g}", rows[i].speedup[m]);
+                }
+                fprintf(f, "]}");
+            }
+            fprintf(f, "\n], \"problems\": %d}\n", problems);
+            fclose(f);
+        } else {
+            fprintf(stderr, "kproof demo: cannot write %s\n", json);
+        }
+    }
+    return problems ? 1 : 0;
+}

@@ -1,0 +1,493 @@
+/* main.c: the kproof command. Only this file exits; everything it calls
+ * returns a status. Context and progress go to stderr, results to stdout. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/host_api.h"
+#include "kp_config.h"
+
+/* ---- help ---------------------------------------------------------------------- */
+
+typedef struct cmd_help {
+    const char *name;
+    const char *usage;
+    const char *text;
+} cmd_help;
+
+static const cmd_help HELP[] = {
+    {"eval", "kproof eval FILE --op OP [options]",
+     "Builds FILE (a candidate implementing OP's entry point), runs it in an isolated worker,\n"
+     "checks it against a float64 reference on inputs it cannot predict, times it cold\n"
+     "against the strongest baseline, and prints a verdict with its evidence.\n\n"
+     "  --op OP            op family or name: matmul, softmax, layernorm, sum (see kproof list)\n"
+     "  --dtype T          f32 (default) or bf16\n"
+     "  --backend B        cuda where a GPU worker is built and a GPU answers, else host\n"
+     "  --shape S          e.g. 4096x4096x4096 (repeatable); default: the op's shape sets\n"
+     "  --dist NAME        only this input distribution (default: all, in correctness)\n"
+     "  --protocol P       rigorous (default) or naive (all five flaws)\n"
+     "  --flaw LIST        naive with only these flaws: launch, warm, one-input, loose-tol,\n"
+     "                     weak-base (comma-separated)\n"
+     "  --time-budget S    seconds of timing per shape before NOISY (default 10; host 3)\n"
+     "  --target PCT       stop when the median's 95%% interval is within +-PCT% (default 1)\n"
+     "  --sets N           rotating input sets in timing (default 8, more when small)\n"
+     "  --timeout S        seconds one call may take before ERROR (default 60)\n"
+     "  --correctness      correctness only, no timing\n"
+     "  --no-baseline      do not measure baselines\n"
+     "  --allow-library    accept library kernels (cuBLAS) in the candidate\n"
+     "  --seed N           master seed (default: from the OS; printed for reproduction)\n"
+     "  --json | --md      print the result as JSON (schema 1) or markdown instead of a table\n"
+     "  --quiet            no progress lines on stderr\n\n"
+     "Exit status: 0 PASS, 1 WRONG, 2 REJECTED, 3 ERROR, 4 NOISY, 64 bad usage or input,\n"
+     "70 the harness itself failed."},
+    {"list", "kproof list", "Lists the ops with their dtypes, shapes and entry points."},
+    {"spec", "kproof spec OP [--dtype T]",
+     "Prints an op's contract: entry point prototype, buffers, shape sets, input\n"
+     "distributions, cost model and tolerance policy."},
+    {"init", "kproof init OP [--dtype T] [--backend host|cuda]",
+     "Prints a correct, simple candidate for OP to start from (the project's naive kernel):\n"
+     "  kproof init softmax --backend host > s.c && kproof eval s.c --op softmax"},
+    {"calibrate", "kproof calibrate [--backend B] [--force]",
+     "Measures this device's copy bandwidth (and GEMM rates on cuda) once and caches them;\n"
+     "eval uses them for the speed-of-light fraction and to reject impossible times."},
+    {"demo", "kproof demo [--backend B] [--json FILE] [--md FILE]",
+     "Runs the project's honest kernels and the exploit corpus through the naive protocol,\n"
+     "each single flaw and the rigorous protocol, and prints the matrix of claimed\n"
+     "speedups and verdicts with a short reading of it."},
+    {"help", "kproof help [COMMAND]", "Shows help for a command."},
+    {"version", "kproof version", "Prints the version."},
+};
+
+static void usage_all(FILE *f) {
+    fprintf(f, "kproof %s: is this kernel speedup real?\n\nUsage:\n", KP_VERSION);
+    for (size_t i = 0; i < sizeof HELP / sizeof *HELP; i++) fprintf(f, "  %s\n", HELP[i].usage);
+    fprintf(f, "\nRun 'kproof help COMMAND' for details. Start with 'kproof demo'.\n");
+}
+
+static int cmd_help_run(int argc, char **argv) {
+    if (argc < 1) {
+        usage_all(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof HELP / sizeof *HELP; i++)
+        if (!strcmp(argv[0], HELP[i].name)) {
+            printf("Usage: %s\n\n", HELP[i].usage);
+            fputs(HELP[i].text, stdout);
+            fputs("\n", stdout);
+            return 0;
+        }
+    fprintf(stderr, "kproof: no such command '%s' (try 'kproof help')\n", argv[0]);
+    return KP_EXIT_USAGE;
+}
+
+/* ---- argument helpers ---------------------------------------------------------- */
+
+int kp_cli_parse_double(const char *flag, const char *s, double lo, double hi, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || !end || *end || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "kproof: %s expects a number in [%g, %g], got '%s'\n", flag, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int kp_cli_parse_u64(const char *flag, const char *s, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || !end || *end || s[0] == '-') {
+        fprintf(stderr, "kproof: %s expects a non-negative integer, got '%s'\n", flag, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Does a GPU worker exist, and does a GPU answer? Decided by starting the
+ * cuda worker on the project's naive sum kernel. */
+int kp_cli_cuda_usable(const char *root, const char *cache) {
+    if (!KP_HAVE_CUDA_BUILD) return 0;
+    char src[PATH_MAX], so[PATH_MAX], log[1024];
+    snprintf(src, sizeof src, "%s/kernels/sum/cuda/f32-01-naive.cu", root);
+    if (kp_build(KP_BACKEND_CUDA, src, root, cache, so, sizeof so, log, sizeof log)) return 0;
+    kp_wk_opts wo = {KP_BACKEND_CUDA, "sum_f32", so, 60, 1, 0};
+    kp_wk *w = NULL;
+    kp_hello h;
+    char err[300];
+    memset(&h, 0, sizeof h);
+    int ok = kp_wk_start(&wo, &w, &h, err, sizeof err) == KP_WK_OK && h.status == KP_LOAD_OK;
+    if (w) kp_wk_stop(w);
+    return ok;
+}
+
+const kp_op *kp_cli_op(const char *name, const char *dtype) {
+    const kp_op *op = kp_op_resolve(name, dtype);
+    if (!op) {
+        fprintf(stderr, "kproof: unknown op '%s'%s%s (known:", name, dtype ? " with dtype " : "", dtype ? dtype : "");
+        for (int i = 0; i < kp_op_count(); i++) fprintf(stderr, " %s", kp_op_at(i)->name);
+        fprintf(stderr, ")\n");
+    }
+    return op;
+}
+
+/* ---- list, spec, init ---------------------------------------------------------- */
+
+static int cmd_list(void) {
+    printf("%-16s %-6s %-22s %s\n", "op", "dtype", "entry point", "what it computes");
+    for (int i = 0; i < kp_op_count(); i++) {
+        const kp_op *op = kp_op_at(i);
+        printf("%-16s %-6s %-22s %s\n", op->name, kp_dtype_name(op->dtype), op->entry, op->summary);
+    }
+    return 0;
+}
+
+static void print_set(const kp_op *op, const kp_shape_set *s) {
+    printf("  %-10s", s->label);
+    for (int i = 0; i < s->n; i++) {
+        char b[64];
+        kp_shape_format(&s->shapes[i], b, sizeof b);
+        printf(" %s", b);
+    }
+    printf("\n");
+}
+
+static int cmd_spec(int argc, char **argv) {
+    const char *name = NULL, *dtype = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
+        else if (argv[i][0] != '-' && !name) name = argv[i];
+        else {
+            fprintf(stderr, "kproof spec: unexpected argument '%s'\n", argv[i]);
+            return KP_EXIT_USAGE;
+        }
+    }
+    if (!name) {
+        fprintf(stderr, "kproof spec: which op? (kproof list)\n");
+        return KP_EXIT_USAGE;
+    }
+    const kp_op *op = kp_cli_op(name, dtype);
+    if (!op) return KP_EXIT_USAGE;
+    printf("%s: %s\n\n", op->name, op->summary);
+    printf("entry point (host):  %s;\n", op->proto);
+    printf("entry point (cuda):  the same with a trailing 'kp_stream stream' argument\n");
+    printf("shape:               ");
+    for (int i = 0; i < op->nd; i++) printf("%s%s", i ? " x " : "", op->dim_names[i]);
+    printf("\nbuffers:\n");
+    for (int b = 0; b < op->nbufs; b++)
+        printf("  %-4s %-5s %s\n", op->bufs[b].name, kp_dtype_name(op->bufs[b].dtype),
+               op->bufs[b].output ? "output (poisoned before every call: write every element)" : "input (read-only)");
+    printf("shape sets:\n");
+    print_set(op, &op->canonical);
+    print_set(op, &op->edge);
+    print_set(op, &op->quick);
+    printf("  drawn      two random odd shapes per run\n");
+    printf("input distributions:\n");
+    for (int d = 0; d < op->ndists; d++) printf("  %-8s %s\n", op->dists[d].name, op->dists[d].why);
+    kp_shape s0 = op->canonical.shapes[0];
+    char b[64];
+    kp_shape_format(&s0, b, sizeof b);
+    printf("cost model at %s: %.4g FLOP, %.4g bytes minimum\n", b, op->flops(&s0), op->min_bytes(&s0));
+    printf("tolerance: per element |got - want| <= tol_i (from the data and the dtype), and the RMS\n"
+           "of |got - want| / tol_i at most %.3g; NaN, Inf and unwritten (poison) elements fail.\n",
+           op->rms_limit);
+    return 0;
+}
+
+static int cmd_init(int argc, char **argv) {
+    const char *name = NULL, *dtype = NULL, *backend = "host";
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
+        else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
+        else if (argv[i][0] != '-' && !name) name = argv[i];
+        else {
+            fprintf(stderr, "kproof init: unexpected argument '%s'\n", argv[i]);
+            return KP_EXIT_USAGE;
+        }
+    }
+    if (!name) {
+        fprintf(stderr, "kproof init: which op? (kproof list)\n");
+        return KP_EXIT_USAGE;
+    }
+    const kp_op *op = kp_cli_op(name, dtype);
+    kp_backend be;
+    if (!op) return KP_EXIT_USAGE;
+    if (kp_backend_parse(backend, &be)) {
+        fprintf(stderr, "kproof init: unknown backend '%s' (host or cuda)\n", backend);
+        return KP_EXIT_USAGE;
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/kernels/%s/%s/%s-01-naive.%s", kp_default_root(), op->family, backend,
+             kp_dtype_name(op->dtype), be == KP_BACKEND_HOST ? "c" : "cu");
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "kproof init: no starting point at %s (set KPROOF_ROOT to the kproof tree)\n", path);
+        return KP_EXIT_INTERNAL;
+    }
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, stdout);
+    fclose(f);
+    return 0;
+}
+
+/* ---- calibrate ------------------------------------------------------------------ */
+
+static int cmd_calibrate(int argc, char **argv) {
+    const char *backend = NULL;
+    int force = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
+        else if (!strcmp(argv[i], "--force")) force = 1;
+        else {
+            fprintf(stderr, "kproof calibrate: unexpected argument '%s'\n", argv[i]);
+            return KP_EXIT_USAGE;
+        }
+    }
+    const char *root = kp_default_root(), *cache = kp_default_cache();
+    kp_backend be;
+    if (backend) {
+        if (kp_backend_parse(backend, &be)) {
+            fprintf(stderr, "kproof calibrate: unknown backend '%s'\n", backend);
+            return KP_EXIT_USAGE;
+        }
+    } else {
+        be = kp_cli_cuda_usable(root, cache) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
+    }
+    char src[PATH_MAX], so[PATH_MAX], log[2048];
+    snprintf(src, sizeof src, "%s/kernels/sum/%s/f32-01-naive.%s", root, kp_backend_name(be),
+             be == KP_BACKEND_HOST ? "c" : "cu");
+    if (kp_build(be, src, root, cache, so, sizeof so, log, sizeof log)) {
+        fprintf(stderr, "kproof calibrate: cannot build %s:\n%s\n", src, log);
+        return KP_EXIT_INTERNAL;
+    }
+    kp_wk_opts wo = {be, "sum_f32", so, 60, 1, 0};
+    kp_wk *w = NULL;
+    kp_hello h;
+    char err[300];
+    if (kp_wk_start(&wo, &w, &h, err, sizeof err) != KP_WK_OK || h.status != KP_LOAD_OK) {
+        fprintf(stderr, "kproof calibrate: cannot start the %s worker: %s\n", kp_backend_name(be),
+                h.error[0] ? h.error : err);
+        if (w) kp_wk_stop(w);
+        return KP_EXIT_INTERNAL;
+    }
+    kp_env e;
+    memset(&e, 0, sizeof e);
+    size_t got;
+    kp_wk_call(w, KP_MSG_ENV, NULL, 0, NULL, 0, &e, sizeof e, &got, 30, err, sizeof err);
+    char key[200];
+    snprintf(key, sizeof key, "%s-%s", e.gpu_uuid[0] ? e.gpu_uuid : e.gpu, e.gpu_uuid[0] ? "" : e.host);
+    kp_calib_rep c;
+    memset(&c, 0, sizeof c);
+    int rc = 0;
+    if (!force && kp_calib_load(cache, key, &c) == 0) {
+        fprintf(stderr, "kproof: using the cached calibration (--force to measure again)\n");
+    } else {
+        fprintf(stderr, "kproof: measuring %s ...\n", e.gpu);
+        if (kp_wk_call(w, KP_MSG_CALIBRATE, NULL, 0, NULL, 0, &c, sizeof c, &got, 600, err, sizeof err)) {
+            fprintf(stderr, "kproof calibrate: %s\n", err);
+            rc = KP_EXIT_INTERNAL;
+        } else if (kp_calib_save(cache, key, &c)) {
+            fprintf(stderr, "kproof calibrate: cannot write the cache in %s\n", cache);
+        }
+    }
+    kp_wk_stop(w);
+    if (rc) return rc;
+    printf("device            %s (%s)\n", e.gpu, kp_backend_name(be));
+    printf("copy bandwidth    %.1f GB/s (bytes read + written)\n", c.copy_gbs);
+    if (c.gemm_f32_gflops > 0) {
+        printf("GEMM fp32         %.1f TFLOP/s (cuBLAS, TF32 off)\n", c.gemm_f32_gflops / 1e3);
+        printf("GEMM tf32         %.1f TFLOP/s\n", c.gemm_tf32_gflops / 1e3);
+        printf("GEMM bf16         %.1f TFLOP/s\n", c.gemm_bf16_gflops / 1e3);
+    }
+    if (c.note[0]) printf("note              %s\n", c.note);
+    return 0;
+}
+
+/* ---- eval --------------------------------------------------------------------------- */
+
+int kp_cli_exit_code(kp_verdict v) {
+    switch (v) {
+    case KP_PASS: return 0;
+    case KP_WRONG: return 1;
+    case KP_REJECTED: return 2;
+    case KP_ERROR: return 3;
+    case KP_NOISY: return 4;
+    }
+    return KP_EXIT_INTERNAL;
+}
+
+static int cmd_eval(int argc, char **argv) {
+    kp_eval_opts o;
+    kp_eval_opts_default(&o);
+    o.root = kp_default_root();
+    o.cache_dir = kp_default_cache();
+    const char *file = NULL, *opname = NULL, *dtype = NULL, *backend = NULL, *dist = NULL;
+    const char *shape_text[16];
+    int json = 0, md = 0, budget_set = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEEDV()                                                            \
+    if (!v) {                                                              \
+        fprintf(stderr, "kproof eval: %s needs a value\n", a);             \
+        return KP_EXIT_USAGE;                                              \
+    }                                                                      \
+    i++;
+        if (!strcmp(a, "--op")) { NEEDV() opname = v; }
+        else if (!strcmp(a, "--dtype")) { NEEDV() dtype = v; }
+        else if (!strcmp(a, "--backend")) { NEEDV() backend = v; }
+        else if (!strcmp(a, "--dist")) { NEEDV() dist = v; }
+        else if (!strcmp(a, "--shape")) {
+            NEEDV()
+            if (o.nshapes == 16) {
+                fprintf(stderr, "kproof eval: at most 16 --shape\n");
+                return KP_EXIT_USAGE;
+            }
+            shape_text[o.nshapes++] = v; /* parsed once the op is known */
+        } else if (!strcmp(a, "--protocol")) {
+            NEEDV()
+            if (!strcmp(v, "naive")) o.flaws = KP_FLAW_ALL;
+            else if (!strcmp(v, "rigorous")) o.flaws = 0;
+            else {
+                fprintf(stderr, "kproof eval: --protocol is rigorous or naive, not '%s'\n", v);
+                return KP_EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--flaw")) {
+            NEEDV()
+            int bits = 0;
+            if (kp_flaw_parse(v, &bits)) {
+                fprintf(stderr, "kproof eval: unknown flaw in '%s' (launch, warm, one-input, loose-tol, weak-base, all)\n", v);
+                return KP_EXIT_USAGE;
+            }
+            o.flaws |= bits;
+        } else if (!strcmp(a, "--time-budget")) {
+            NEEDV()
+            if (kp_cli_parse_double(a, v, 0.01, 3600, &o.stop.budget_s)) return KP_EXIT_USAGE;
+            budget_set = 1;
+        } else if (!strcmp(a, "--target")) {
+            NEEDV()
+            double pct;
+            if (kp_cli_parse_double(a, v, 0.01, 50, &pct)) return KP_EXIT_USAGE;
+            o.stop.target = pct / 100;
+        } else if (!strcmp(a, "--sets")) {
+            NEEDV()
+            double s;
+            if (kp_cli_parse_double(a, v, 1, KP_MAX_SETS, &s)) return KP_EXIT_USAGE;
+            o.nsets = (int)s;
+        } else if (!strcmp(a, "--timeout")) {
+            NEEDV()
+            if (kp_cli_parse_double(a, v, 0.1, 3600, &o.timeout_s)) return KP_EXIT_USAGE;
+        } else if (!strcmp(a, "--seed")) {
+            NEEDV()
+            if (kp_cli_parse_u64(a, v, &o.seed)) return KP_EXIT_USAGE;
+        } else if (!strcmp(a, "--correctness")) o.correctness_only = 1;
+        else if (!strcmp(a, "--no-baseline")) o.no_baseline = 1;
+        else if (!strcmp(a, "--allow-library")) o.allow_library = 1;
+        else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--md")) md = 1;
+        else if (!strcmp(a, "--quiet")) o.progress = 0;
+        else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "kproof eval: unknown option '%s' (kproof help eval)\n", a);
+            return KP_EXIT_USAGE;
+        } else if (!file) file = a;
+        else {
+            fprintf(stderr, "kproof eval: one candidate file at a time ('%s' and '%s')\n", file, a);
+            return KP_EXIT_USAGE;
+        }
+#undef NEEDV
+    }
+    if (!file) {
+        fprintf(stderr, "kproof eval: which candidate file? (kproof help eval)\n");
+        return KP_EXIT_USAGE;
+    }
+    if (!opname) {
+        fprintf(stderr, "kproof eval: which op does %s implement? pass --op (kproof list)\n", file);
+        return KP_EXIT_USAGE;
+    }
+    if (access(file, R_OK) != 0) {
+        fprintf(stderr, "kproof eval: cannot read %s: %s\n", file, strerror(errno));
+        return KP_EXIT_USAGE;
+    }
+    o.op = kp_cli_op(opname, dtype);
+    if (!o.op) return KP_EXIT_USAGE;
+    for (int i = 0; i < o.nshapes; i++) {
+        const char *text = shape_text[i];
+        char why[200];
+        if (kp_op_parse_shape(o.op, text, &o.shapes[i], why, sizeof why)) {
+            fprintf(stderr, "kproof eval: bad --shape '%s': %s\n", text, why);
+            return KP_EXIT_USAGE;
+        }
+    }
+    if (dist) {
+        o.dist = -1;
+        for (int d = 0; d < o.op->ndists; d++)
+            if (!strcmp(o.op->dists[d].name, dist)) o.dist = d;
+        if (o.dist < 0) {
+            fprintf(stderr, "kproof eval: %s has no distribution '%s' (kproof spec %s)\n", o.op->name, dist,
+                    o.op->family);
+            return KP_EXIT_USAGE;
+        }
+    }
+    if (backend) {
+        if (kp_backend_parse(backend, &o.backend)) {
+            fprintf(stderr, "kproof eval: unknown backend '%s' (host or cuda)\n", backend);
+            return KP_EXIT_USAGE;
+        }
+    } else {
+        const char *ext = strrchr(file, '.');
+        o.backend = (ext && !strcmp(ext, ".cu")) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
+    }
+    if (o.backend == KP_BACKEND_HOST && !budget_set) o.stop.budget_s = 3;
+    o.candidate = file;
+    kp_result r;
+    char err[1024] = "";
+    if (kp_eval(&o, &r, err, sizeof err)) {
+        fprintf(stderr, "kproof eval: %s\n", err);
+        kp_result_free(&r);
+        return KP_EXIT_INTERNAL;
+    }
+    if (json) kp_print_json(stdout, &r);
+    else if (md) kp_print_md(stdout, &r);
+    else kp_print_table(stdout, &r);
+    int code = kp_cli_exit_code(r.verdict);
+    kp_result_free(&r);
+    return code;
+}
+
+/* ---- main ------------------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+    setvbuf(stderr, NULL, _IONBF, 0);
+    if (argc < 2) {
+        usage_all(stderr);
+        return KP_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    int n = argc - 2;
+    char **rest = argv + 2;
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) return cmd_help_run(n, rest);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("kproof %s (schema %d)\n", KP_VERSION, KP_SCHEMA_VERSION);
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (!strcmp(rest[i], "--help") || !strcmp(rest[i], "-h")) {
+            char *h[1] = {(char *)cmd};
+            return cmd_help_run(1, h);
+        }
+    if (!strcmp(cmd, "list")) return cmd_list();
+    if (!strcmp(cmd, "spec")) return cmd_spec(n, rest);
+    if (!strcmp(cmd, "init")) return cmd_init(n, rest);
+    if (!strcmp(cmd, "eval")) return cmd_eval(n, rest);
+    if (!strcmp(cmd, "calibrate")) return cmd_calibrate(n, rest);
+    if (!strcmp(cmd, "demo")) return kp_cli_demo(n, rest);
+    fprintf(stderr, "kproof: unknown command '%s' (kproof help)\n", cmd);
+    return KP_EXIT_USAGE;
+}

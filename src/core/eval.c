@@ -1,0 +1,1055 @@
+/* eval.c: the protocol. Parent side only: it picks seeds after the worker
+ * has loaded the candidate, generates the same inputs on the CPU, computes
+ * the float64 references, verifies every output it fetches, computes every
+ * statistic and decides the verdict. Workers only run calls and report.
+ *
+ * Per shape:
+ *   1. correctness: every distribution, 2 fresh input sets each, then a
+ *      fresh round on the same pointers; poisoned outputs, canaries, input
+ *      checksums, thread counts, end-of-window snapshot, full comparison.
+ *   2. timing (benchmark shapes): >= 8 input sets in shuffled rotation,
+ *      a cache flush before every call, events + device sync + host clock,
+ *      every timed output checked (sampled when large), baselines measured
+ *      interleaved with the candidate, stopping on a noise criterion.
+ *   3. sanity: the parent-side clock around a batch bounds the reported time
+ *      from below; the speed-of-light bound from measured peaks; the
+ *      activity audit (cuda) for other streams and library kernels.
+ * The naive protocol switches groups of these off (kp_flaw_*), one flaw at
+ * a time or all together, to show what each lets through.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/host_api.h"
+
+#define MAX_PART 4         /* candidate + up to 3 baselines */
+#define SAMPLE_CHUNKS 64   /* chunks fetched to check a large timed output */
+#define CHUNK_ELEMS 2048
+#define FULL_CHECK_ELEMS (4 << 20)
+
+/* ---- state -------------------------------------------------------------------- */
+
+typedef struct part {      /* a participant: the candidate or a baseline */
+    char name[64];
+    char path[PATH_MAX];
+    char so[PATH_MAX];
+    kp_wk *w;
+    kp_hello hello;
+    int alive;
+    int threads_ref;       /* thread count a call may not exceed (-1: not yet known) */
+    double *t, *th;        /* samples: reported time, host time */
+    int n, cap;
+} part;
+
+typedef struct iset {      /* one input set as the parent knows it */
+    uint64_t seed;
+    void *in[KP_MAX_BUFS];
+    uint64_t cksum[KP_MAX_BUFS];
+    kp_ref ref;
+    int have_ref;
+} iset;
+
+typedef struct ctx {
+    const kp_eval_opts *o;
+    const kp_op *op;
+    kp_result *r;
+    kp_rng rng;
+    int flaws;
+    kp_calib_rep calib;
+    double shape_t0;
+} ctx;
+
+#define FLAW(c, f) (((c)->flaws & (f)) != 0)
+
+static void progress(const ctx *c, const char *fmt, ...) {
+    if (!c->o->progress) return;
+    va_list ap;
+    va_start(ap, fmt);
+    static double t0;
+    if (t0 == 0) t0 = kp_wall_s();
+    fprintf(stderr, "[kproof %6.1fs] ", kp_wall_s() - t0);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+/* Sets a shape's verdict once: the first decisive finding is the evidence. */
+static int decide(kp_shape_result *sr, kp_verdict v, const char *check, const char *fmt, ...) {
+    if (sr->verdict != KP_PASS) return 1;
+    sr->verdict = v;
+    snprintf(sr->check_name, sizeof sr->check_name, "%s", check);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sr->detail, sizeof sr->detail, fmt, ap);
+    va_end(ap);
+    return 1;
+}
+
+static void iset_free(const kp_op *op, iset *s) {
+    kp_free_bufs(op, s->in);
+    if (s->have_ref) kp_ref_free(&s->ref);
+    memset(s, 0, sizeof *s);
+}
+
+static int iset_make(ctx *c, const kp_shape *sh, int dist, uint64_t seed, iset *s, char *err, size_t len) {
+    memset(s, 0, sizeof *s);
+    s->seed = seed;
+    if (kp_gen_inputs(c->op, sh, dist, seed, s->in)) {
+        snprintf(err, len, "out of host memory generating inputs");
+        return -1;
+    }
+    for (int b = 0; b < c->op->nbufs; b++)
+        if (!c->op->bufs[b].output)
+            s->cksum[b] = kp_cksum(s->in[b], (size_t)c->op->buf_elems(sh, b) * kp_dtype_size(c->op->bufs[b].dtype));
+    if (c->op->reference(c->op, sh, (const void *const *)s->in, &s->ref)) {
+        snprintf(err, len, "out of host memory computing the reference");
+        return -1;
+    }
+    s->have_ref = 1;
+    return 0;
+}
+
+/* ---- talking to a participant's worker ------------------------------------------- */
+
+static const char *buf_name(const kp_op *op, int b) { return op->bufs[b].name; }
+
+/* Maps a worker error to a verdict on the shape. Returns 1 (decided). */
+static int worker_failed(ctx *c, part *p, kp_shape_result *sr, int rc, const char *what, const char *err) {
+    int64_t total = 0;
+    const char *log = p->w ? kp_wk_log(p->w, &total) : "";
+    char tail[160] = "";
+    if (total > 0) {
+        const char *t = log + strlen(log);
+        int n = 0;
+        while (t > log && n < 120) t--, n++;
+        snprintf(tail, sizeof tail, "; its last output: \"%s\"", t);
+        for (char *q = tail; *q; q++)
+            if (*q == '\n' || *q == '\r') *q = ' ';
+    }
+    if (rc == KP_WK_TIMEOUT) return decide(sr, KP_ERROR, "timeout", "%s: %s%s", what, err, tail);
+    if (rc == KP_WK_DIED) return decide(sr, KP_ERROR, "crash", "%s: %s%s", what, err, tail);
+    if (rc == KP_WK_FRAME) return decide(sr, KP_REJECTED, "frame", "%s: %s", what, err);
+    if (rc == KP_WK_FAIL) return decide(sr, KP_ERROR, "device", "%s: %s", what, err);
+    return decide(sr, KP_ERROR, "harness", "%s: %s", what, err);
+}
+
+static int part_start(ctx *c, part *p, char *err, size_t len) {
+    kp_wk_opts wo;
+    memset(&wo, 0, sizeof wo);
+    wo.backend = c->o->backend;
+    wo.op = c->op->name;
+    wo.so_path = p->so;
+    wo.start_timeout_s = c->o->timeout_s > 30 ? c->o->timeout_s : 30;
+    wo.check_token = !FLAW(c, KP_FLAW_WEAK_BASE);
+    wo.mem_limit = c->o->backend == KP_BACKEND_HOST ? ((int64_t)16 << 30) : 0;
+    int rc = kp_wk_start(&wo, &p->w, &p->hello, err, len);
+    if (rc == KP_WK_OK && p->hello.status != KP_LOAD_OK) {
+        snprintf(err, len, "%s", p->hello.error);
+        rc = p->hello.status == KP_LOAD_DEVICE ? KP_WK_SYS : 100 + p->hello.status;
+    }
+    p->alive = rc == KP_WK_OK;
+    p->threads_ref = c->o->backend == KP_BACKEND_HOST ? p->hello.threads : -1;
+    return rc;
+}
+
+static void part_stop(part *p) {
+    if (p->w) kp_wk_stop(p->w);
+    p->w = NULL;
+    p->alive = 0;
+    free(p->t);
+    free(p->th);
+    p->t = p->th = NULL;
+    p->n = p->cap = 0;
+}
+
+static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
+                      kp_shape_result *sr) {
+    kp_setup_req q;
+    memset(&q, 0, sizeof q);
+    snprintf(q.op, sizeof q.op, "%s", c->op->name);
+    q.shape = *sh;
+    q.dist = dist;
+    q.nsets = nsets;
+    q.guards = guards;
+    for (int i = 0; i < nsets; i++) q.seeds[i] = sets[i].seed;
+    kp_setup_rep rep;
+    char err[300];
+    size_t got = 0;
+    int rc = kp_wk_call(p->w, KP_MSG_SETUP, &q, sizeof q, NULL, 0, &rep, sizeof rep, &got, c->o->timeout_s + 60, err,
+                        sizeof err);
+    if (rc) return worker_failed(c, p, sr, rc, "setting up inputs", err);
+    /* The device must have generated exactly the inputs the parent holds. */
+    for (int i = 0; i < nsets; i++)
+        for (int b = 0; b < c->op->nbufs; b++)
+            if (!c->op->bufs[b].output && rep.in_cksum[i][b] != sets[i].cksum[b])
+                return decide(sr, KP_ERROR, "generator",
+                              "the worker's %s inputs differ from the parent's (buffer %s of set %d): the "
+                              "device generator and the CPU generator disagree, or the candidate changed "
+                              "memory while it was loaded",
+                              kp_backend_name(c->o->backend), buf_name(c->op, b), i);
+    return 0;
+}
+
+typedef struct run_out {
+    kp_run_rep rep;
+    double wall;
+} run_out;
+
+static int part_run(ctx *c, part *p, int set, int flags, run_out *out, kp_shape_result *sr) {
+    kp_run_req q = {set, flags};
+    char err[300];
+    size_t got = 0;
+    memset(out, 0, sizeof *out);
+    int rc = kp_wk_call(p->w, KP_MSG_RUN, &q, sizeof q, NULL, 0, &out->rep, sizeof out->rep, &got,
+                        c->o->timeout_s, err, sizeof err);
+    out->wall = kp_wk_last_wall(p->w);
+    if (rc) {
+        p->alive = 0;
+        return worker_failed(c, p, sr, rc, "calling the candidate", err);
+    }
+    return 0;
+}
+
+/* Findings from one call's report (rigorous guards). */
+static int judge_run(ctx *c, part *p, const run_out *ro, int flags, kp_shape_result *sr) {
+    const kp_run_rep *r = &ro->rep;
+    if (r->dev_error)
+        return decide(sr, KP_ERROR, "device", "the device reported an error after the call: %s", r->dev_error_text);
+    if (r->rc) return decide(sr, KP_ERROR, "rc", "the entry point %s returned %d (non-zero means failure)", c->op->entry,
+                             r->rc);
+    if (flags & KP_RUN_GUARDS) {
+        for (int b = 0; b < c->op->nbufs; b++) {
+            if (r->canary_bad & (1 << b))
+                return decide(sr, KP_REJECTED, "canary",
+                              "wrote outside its buffers: the guard bytes around %s changed during the call",
+                              buf_name(c->op, b));
+            if (r->inputs_changed & (1 << b))
+                return decide(sr, KP_REJECTED, "inputs",
+                              "modified its input %s (its checksum changed during the call); inputs are read-only",
+                              buf_name(c->op, b));
+        }
+    }
+    if (flags & KP_RUN_THREADS) {
+        if (p->threads_ref < 0) {
+            p->threads_ref = r->threads_after; /* cuda: the runtime may start threads on first use */
+        } else if (r->threads_after > p->threads_ref) {
+            return decide(sr, KP_REJECTED, "threads",
+                          "left %d more thread(s) running after the call returned (%d before, %d after): work "
+                          "deferred to a host thread is not timed",
+                          r->threads_after - p->threads_ref, p->threads_ref, r->threads_after);
+        }
+    }
+    return 0;
+}
+
+static int fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr) {
+    char err[300];
+    int64_t done = 0;
+    while (done < bytes) {
+        int64_t n = bytes - done;
+        if (n > (int64_t)KP_FRAME_MAX) n = KP_FRAME_MAX;
+        kp_fetch_req q = {set, buf, off + done, n};
+        size_t got = 0;
+        int rc = kp_wk_call(p->w, KP_MSG_FETCH, &q, sizeof q, NULL, 0, (char *)dst + done, (size_t)n, &got,
+                            c->o->timeout_s, err, sizeof err);
+        if (rc) {
+            p->alive = 0;
+            return worker_failed(c, p, sr, rc, "reading the output", err);
+        }
+        if ((int64_t)got != n) return decide(sr, KP_REJECTED, "frame", "a reply of the wrong size on the result channel");
+        done += n;
+    }
+    return 0;
+}
+
+/* ---- checking outputs ------------------------------------------------------------- */
+
+/* Loose tolerance of the naive flaw: an absolute 1e-2 plus 1e-2 relative. */
+static void check_loose(const kp_op *op, const kp_shape *sh, const kp_ref *ref, const void *out, kp_check *k) {
+    int ob = kp_op_output_buf(op);
+    kp_check_begin(k, INFINITY);
+    for (int64_t i = 0; i < ref->n; i++) {
+        double got = kp_load(out, op->bufs[ob].dtype, i), want = ref->want[i];
+        kp_check_add(k, i, got, want, 1e-2 + 1e-2 * fabs(want), 0);
+    }
+    kp_check_finish(k, op, sh);
+    snprintf(k->method, sizeof k->method, "loose (1e-2 abs + 1e-2 rel)");
+}
+
+static void keep_worst(kp_shape_result *sr, const kp_check *k) {
+    if (!k->ok || sr->check.checked == 0 || k->max_ratio > sr->check.max_ratio) sr->check = *k;
+}
+
+static int judge_check(kp_shape_result *sr, const kp_check *k, const char *when) {
+    keep_worst(sr, k);
+    if (k->ok) return 0;
+    if (k->poisoned > 0)
+        return decide(sr, KP_WRONG, "poison", "%s: %s", when, k->why);
+    if (k->nonfinite > 0) return decide(sr, KP_WRONG, "nonfinite", "%s: %s", when, k->why);
+    return decide(sr, KP_WRONG, "tolerance", "%s: %s", when, k->why);
+}
+
+/* Full output check of the call just made on `set`. */
+static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when) {
+    int ob = kp_op_output_buf(c->op);
+    int64_t bytes = c->op->buf_elems(sh, ob) * (int64_t)kp_dtype_size(c->op->bufs[ob].dtype);
+    void *out = malloc(bytes ? (size_t)bytes : 1);
+    if (!out) return decide(sr, KP_ERROR, "harness", "out of host memory");
+    if (fetch(c, p, set, ob, 0, bytes, out, sr)) {
+        free(out);
+        return 1;
+    }
+    kp_check k;
+    memset(&k, 0, sizeof k);
+    if (FLAW(c, KP_FLAW_LOOSE_TOL) && s->ref.want) check_loose(c->op, sh, &s->ref, out, &k);
+    else kp_check_output(c->op, sh, (const void *const *)s->in, &s->ref, out, kp_rng_next(&c->rng), &k);
+    free(out);
+    return judge_check(sr, &k, when);
+}
+
+/* Sampled check of a large timed output: chunks at offsets chosen now,
+ * after the call returned, so the candidate cannot know which. */
+static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
+    int ob = kp_op_output_buf(c->op);
+    int64_t n = c->op->buf_elems(sh, ob);
+    if (c->op->check || !s->ref.want || n <= FULL_CHECK_ELEMS) return check_full(c, p, sh, s, set, sr, "a timed call");
+    kp_dtype t = c->op->bufs[ob].dtype;
+    size_t es = kp_dtype_size(t);
+    char *chunk = (char *)malloc(CHUNK_ELEMS * es);
+    if (!chunk) return decide(sr, KP_ERROR, "harness", "out of host memory");
+    kp_check k;
+    kp_check_begin(&k, FLAW(c, KP_FLAW_LOOSE_TOL) ? INFINITY : c->op->rms_limit);
+    for (int j = 0; j < SAMPLE_CHUNKS; j++) {
+        int64_t start = (int64_t)kp_rng_below(&c->rng, (uint64_t)(n - CHUNK_ELEMS + 1));
+        if (fetch(c, p, set, ob, start * (int64_t)es, CHUNK_ELEMS * (int64_t)es, chunk, sr)) {
+            free(chunk);
+            return 1;
+        }
+        for (int64_t i = 0; i < CHUNK_ELEMS; i++) {
+            int64_t g = start + i;
+            double got = kp_load(chunk, t, i), want = s->ref.want[g];
+            double tol = FLAW(c, KP_FLAW_LOOSE_TOL) ? 1e-2 + 1e-2 * fabs(want) : s->ref.tol[g];
+            kp_check_add(&k, g, got, want, tol, kp_is_poison(chunk, t, i));
+        }
+    }
+    free(chunk);
+    kp_check_finish(&k, c->op, sh);
+    snprintf(k.method, sizeof k.method, "sampled %d x %d", SAMPLE_CHUNKS, CHUNK_ELEMS);
+    return judge_check(sr, &k, "a timed call");
+}
+
+/* ---- phase 1: correctness --------------------------------------------------------- */
+
+static int rigorous_flags(const ctx *c) {
+    int f = KP_RUN_POISON | KP_RUN_GUARDS;
+    if (!FLAW(c, KP_FLAW_LAUNCH)) f |= KP_RUN_SYNC | KP_RUN_THREADS | KP_RUN_SNAPSHOT;
+    if (FLAW(c, KP_FLAW_ONE_INPUT)) f &= ~(KP_RUN_POISON | KP_RUN_GUARDS);
+    return f;
+}
+
+static int correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
+    int d0 = c->o->dist >= 0 ? c->o->dist : 0;
+    int d1 = c->o->dist >= 0 ? c->o->dist : c->op->ndists - 1;
+    int flags = rigorous_flags(c);
+    /* Each distribution on 2 fresh sets, then one more round of the first
+     * distribution with new seeds on the same (pooled) pointers. */
+    for (int round = d0; round <= d1 + 1; round++) {
+        int dist = round > d1 ? d0 : round;
+        iset sets[2];
+        char err[200];
+        for (int i = 0; i < 2; i++)
+            if (iset_make(c, sh, dist, kp_rng_next(&c->rng), &sets[i], err, sizeof err)) {
+                for (int j = 0; j < i; j++) iset_free(c->op, &sets[j]);
+                return decide(sr, KP_ERROR, "harness", "%s", err);
+            }
+        int bad = part_setup(c, p, sh, dist, sets, 2, 1, sr);
+        for (int i = 0; i < 2 && !bad; i++) {
+            run_out ro;
+            bad = part_run(c, p, i, flags, &ro, sr) || judge_run(c, p, &ro, flags, sr);
+            if (!bad) {
+                char when[96];
+                snprintf(when, sizeof when, "distribution '%s'", c->op->dists[dist].name);
+                bad = check_full(c, p, sh, &sets[i], i, sr, when);
+            }
+        }
+        for (int i = 0; i < 2; i++) iset_free(c->op, &sets[i]);
+        if (bad) return 1;
+    }
+    return 0;
+}
+
+/* The naive one-input flaw: the reference is computed first in memory that
+ * the candidate's output then reuses (the Sakana bug), nothing is poisoned,
+ * and the reference comes from the inputs as read back after the call. */
+static int correctness_one_input(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
+    iset s;
+    char err[200];
+    if (iset_make(c, sh, 0, kp_rng_next(&c->rng), &s, err, sizeof err))
+        return decide(sr, KP_ERROR, "harness", "%s", err);
+    int bad = part_setup(c, p, sh, 0, &s, 1, 0, sr);
+    int ob = kp_op_output_buf(c->op);
+    kp_dtype t = c->op->bufs[ob].dtype;
+    int64_t n = c->op->buf_elems(sh, ob), bytes = n * (int64_t)kp_dtype_size(t);
+    if (!bad && s.ref.want) {
+        char *payload = (char *)malloc(sizeof(kp_stale_req) + (size_t)bytes);
+        if (!payload) bad = decide(sr, KP_ERROR, "harness", "out of host memory");
+        else {
+            kp_stale_req q = {0, 0, bytes};
+            memcpy(payload, &q, sizeof q);
+            for (int64_t i = 0; i < n; i++) {
+                if (t == KP_F32) {
+                    float v = (float)s.ref.want[i];
+                    memcpy(payload + sizeof q + i * 4, &v, 4);
+                } else {
+                    uint16_t v = kp_f32_to_bf16_bits((float)s.ref.want[i]);
+                    memcpy(payload + sizeof q + i * 2, &v, 2);
+                }
+            }
+            char e2[300];
+            int rc = kp_wk_call(p->w, KP_MSG_STALE, payload, sizeof q + (size_t)bytes, NULL, 0, NULL, 0, NULL,
+                                c->o->timeout_s, e2, sizeof e2);
+            free(payload);
+            if (rc) bad = worker_failed(c, p, sr, rc, "preparing the naive check", e2);
+        }
+    }
+    run_out ro;
+    int flags = rigorous_flags(c);
+    if (!bad) bad = part_run(c, p, 0, flags, &ro, sr) || judge_run(c, p, &ro, flags, sr);
+    if (!bad) {
+        /* Read the inputs back and compute the reference from them. */
+        iset after;
+        memset(&after, 0, sizeof after);
+        for (int b = 0; b < c->op->nbufs && !bad; b++) {
+            if (c->op->bufs[b].output) continue;
+            int64_t ib = c->op->buf_elems(sh, b) * (int64_t)kp_dtype_size(c->op->bufs[b].dtype);
+            after.in[b] = malloc(ib ? (size_t)ib : 1);
+            if (!after.in[b]) bad = decide(sr, KP_ERROR, "harness", "out of host memory");
+            else bad = fetch(c, p, 0, b, 0, ib, after.in[b], sr);
+        }
+        if (!bad) {
+            if (c->op->reference(c->op, sh, (const void *const *)after.in, &after.ref) == 0) {
+                after.have_ref = 1;
+                bad = check_full(c, p, sh, &after, 0, sr, "the one checked call");
+            } else {
+                bad = decide(sr, KP_ERROR, "harness", "out of host memory computing the reference");
+            }
+        }
+        iset_free(c->op, &after);
+    }
+    iset_free(c->op, &s);
+    return bad;
+}
+
+/* ---- phase 2: timing -------------------------------------------------------------- */
+
+static int push_sample(part *p, double t, double th) {
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 64;
+        double *a = (double *)realloc(p->t, (size_t)cap * sizeof *a);
+        if (!a) return -1;
+        p->t = a;
+        double *b = (double *)realloc(p->th, (size_t)cap * sizeof *b);
+        if (!b) return -1;
+        p->th = b;
+        p->cap = cap;
+    }
+    p->t[p->n] = t;
+    p->th[p->n] = th;
+    p->n++;
+    return 0;
+}
+
+static int64_t set_bytes(const kp_op *op, const kp_shape *sh) {
+    int64_t b = 0;
+    for (int i = 0; i < op->nbufs; i++) b += op->buf_elems(sh, i) * (int64_t)kp_dtype_size(op->bufs[i].dtype);
+    return b;
+}
+
+static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
+    memset(t, 0, sizeof *t);
+    if (p->n == 0) return;
+    t->n = p->n;
+    t->samples = (double *)malloc((size_t)p->n * sizeof(double));
+    if (t->samples) memcpy(t->samples, p->t, (size_t)p->n * sizeof(double));
+    t->median = kp_median(p->t, p->n);
+    t->mean = kp_mean(p->t, p->n);
+    t->min = kp_quantile(p->t, p->n, 0.0);
+    kp_boot_median_ci(p->t, p->n, 0.95, 2000, kp_rng_next(&c->rng), &t->lo, &t->hi);
+    t->host_median = kp_median(p->th, p->n);
+    double rate = FLAW(c, KP_FLAW_WEAK_BASE) ? t->mean : t->median;
+    if (rate > 0) {
+        t->gbs = c->op->min_bytes(sh) / rate * 1e-9;
+        t->gflops = c->op->flops(sh) / rate * 1e-9;
+    }
+    double sol = 0;
+    if (c->calib.copy_gbs > 0) sol = c->op->min_bytes(sh) / (c->calib.copy_gbs * 1e9);
+    double peak = 0;
+    if (strcmp(c->op->family, "matmul") == 0)
+        peak = c->op->dtype == KP_BF16 ? c->calib.gemm_bf16_gflops : c->calib.gemm_f32_gflops;
+    if (peak > 0 && c->op->flops(sh) / (peak * 1e9) > sol) sol = c->op->flops(sh) / (peak * 1e9);
+    t->sol_time = sol;
+    t->sol_fraction = (sol > 0 && t->median > 0) ? sol / t->median : 0;
+}
+
+/* Parent-side clock: n calls back to back, timed from this process. */
+static double parent_floor(ctx *c, part *p, double median) {
+    char err[200];
+    double rtt[5];
+    for (int i = 0; i < 5; i++) {
+        if (kp_wk_call(p->w, KP_MSG_PING, NULL, 0, NULL, 0, NULL, 0, NULL, c->o->timeout_s, err, sizeof err)) return 0;
+        rtt[i] = kp_wk_last_wall(p->w);
+    }
+    double r = kp_median(rtt, 5);
+    int n = median > 0 ? (int)(0.05 / median) : 100;
+    if (n < 3) n = 3;
+    if (n > 2000) n = 2000;
+    /* The fastest of three batches: preemption on a busy machine can only
+     * make a batch slower, never faster, so the minimum is the honest floor. */
+    double best = 0;
+    for (int b = 0; b < 3; b++) {
+        kp_batch_req q = {b % 2, n};
+        kp_batch_rep rep;
+        size_t got;
+        if (kp_wk_call(p->w, KP_MSG_BATCH, &q, sizeof q, NULL, 0, &rep, sizeof rep, &got,
+                       c->o->timeout_s + median * n * 4, err, sizeof err))
+            return 0;
+        double wall = (kp_wk_last_wall(p->w) - r) / n;
+        if (wall > 0 && (best == 0 || wall < best)) best = wall;
+    }
+    return best;
+}
+
+static int timing(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result *sr) {
+    int warm = FLAW(c, KP_FLAW_WARM);
+    int64_t sb = set_bytes(c->op, sh);
+    int nsets = c->o->nsets < 8 ? 8 : c->o->nsets;
+    kp_env env;
+    memset(&env, 0, sizeof env);
+    int64_t l2 = c->r->env.l2_bytes > 0 ? c->r->env.l2_bytes : (64 << 20);
+    while (nsets < KP_MAX_SETS && (int64_t)nsets * sb < 3 * l2) nsets++;
+    if (warm || FLAW(c, KP_FLAW_ONE_INPUT)) nsets = 1;
+    iset *sets = (iset *)calloc((size_t)nsets, sizeof *sets);
+    if (!sets) return decide(sr, KP_ERROR, "harness", "out of host memory");
+    char err[200];
+    int bad = 0;
+    progress(c, "  timing: %d input set(s) of %.1f MiB each, %d participant(s)", nsets, sb / 1048576.0, np);
+    for (int i = 0; i < nsets && !bad; i++)
+        if (iset_make(c, sh, 0, kp_rng_next(&c->rng), &sets[i], err, sizeof err))
+            bad = decide(sr, KP_ERROR, "harness", "%s", err);
+    kp_shape_result bsr[MAX_PART]; /* baselines' own findings */
+    memset(bsr, 0, sizeof bsr);
+    for (int k = 0; k < np && !bad; k++) {
+        kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
+        if (part_setup(c, &parts[k], sh, 0, sets, nsets, !FLAW(c, KP_FLAW_ONE_INPUT), tgt) && k == 0) bad = 1;
+        if (k > 0 && bsr[k].verdict != KP_PASS) parts[k].alive = 0;
+    }
+    int flags = rigorous_flags(c);
+    if (!warm) flags |= KP_RUN_FLUSH;
+    int check_timed = !FLAW(c, KP_FLAW_ONE_INPUT);
+    int *perm = (int *)malloc((size_t)nsets * sizeof(int));
+    if (!perm) bad = decide(sr, KP_ERROR, "harness", "out of host memory");
+    double t0 = 0; /* the budget starts after the warm-up */
+    int pass = -1, settled = 0;
+    for (int it = 0; !bad; it++) {
+        int slot = it % nsets;
+        if (slot == 0) {
+            pass++;
+            for (int i = 0; i < nsets; i++) perm[i] = i;
+            for (int i = nsets - 1; i > 0; i--) {
+                int j = (int)kp_rng_below(&c->rng, (uint64_t)i + 1), t = perm[i];
+                perm[i] = perm[j];
+                perm[j] = t;
+            }
+        }
+        int set = perm[slot];
+        /* The first calls are the warm-up (each participant's first three,
+         * at least one per set on small rotations): checked, not kept. */
+        int keep = it >= (nsets < 3 ? nsets : 3);
+        if (keep && t0 == 0) t0 = kp_wall_s();
+        for (int kk = 0; kk < np && !bad; kk++) {
+            int k = (kk + it) % np; /* rotate who goes first: drift hits everyone */
+            part *p = &parts[k];
+            if (!p->alive) continue;
+            kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
+            run_out ro;
+            if (part_run(c, p, set, flags, &ro, tgt) || judge_run(c, p, &ro, flags, tgt) ||
+                (check_timed && check_sampled(c, p, sh, &sets[set], set, tgt))) {
+                if (k == 0) bad = 1;
+                else {
+                    p->alive = 0;
+                    kp_result_warn(c->r, "baseline %s dropped: %s", p->name, tgt->detail);
+                }
+                continue;
+            }
+            double t = FLAW(c, KP_FLAW_LAUNCH) ? ro.rep.host_s : ro.rep.event_s;
+            if (keep && push_sample(p, t, ro.rep.host_s)) bad = decide(sr, KP_ERROR, "harness", "out of memory");
+        }
+        if (bad || !keep) continue;
+        double el = kp_wall_s() - t0;
+        /* The budget may not cut a run short of its minimum samples, unless
+         * the candidate is so slow that five budgets have passed. */
+        if (parts[0].n < c->o->stop.min_samples && el < 5 * c->o->stop.budget_s) continue;
+        if (kp_stop_check(&c->o->stop, parts[0].t, parts[0].n, el, &settled)) break;
+        if (c->o->progress && parts[0].n % 50 == 0)
+            progress(c, "  %d samples, %.1f s, interval +-%.2f%%", parts[0].n, el,
+                     100 * kp_rel_halfwidth(parts[0].t, parts[0].n, 1));
+    }
+    free(perm);
+    if (!bad) {
+        fill_timing(c, sh, &parts[0], &sr->cand);
+        sr->cand.settled = settled;
+        sr->timed = 1;
+        /* Strongest baseline: the lowest median among those still standing. */
+        int best = -1;
+        for (int k = 1; k < np; k++) {
+            if (!parts[k].alive || parts[k].n < 3) continue;
+            double m = kp_median(parts[k].t, parts[k].n);
+            if (best < 0 || m < kp_median(parts[best].t, parts[best].n)) best = k;
+        }
+        if (best > 0) {
+            fill_timing(c, sh, &parts[best], &sr->base);
+            snprintf(sr->base_name, sizeof sr->base_name, "%s", parts[best].name);
+            int weak = FLAW(c, KP_FLAW_WEAK_BASE);
+            double bm = weak ? sr->base.mean : sr->base.median, cm = weak ? sr->cand.mean : sr->cand.median;
+            sr->speedup = cm > 0 ? bm / cm : 0;
+            kp_boot_ratio_ci(parts[best].t, parts[best].n, parts[0].t, parts[0].n, 0.95, 2000, kp_rng_next(&c->rng),
+                             &sr->speedup_lo, &sr->speedup_hi);
+        }
+        if (!FLAW(c, KP_FLAW_WEAK_BASE)) {
+            sr->cand.parent_floor = parent_floor(c, &parts[0], sr->cand.median);
+            double margin = c->o->backend == KP_BACKEND_CUDA ? 1.25 : 2.0;
+            if (sr->cand.parent_floor > 0 && sr->cand.median < 0.5 * sr->cand.parent_floor)
+                decide(sr, KP_REJECTED, "timer",
+                       "the reported median %.3g s is below half of what the parent's own clock measured "
+                       "around a batch of calls (%.3g s per call): the time was not measured honestly",
+                       sr->cand.median, sr->cand.parent_floor);
+            else if (sr->cand.sol_time > 0 && sr->cand.median * margin < sr->cand.sol_time)
+                decide(sr, KP_REJECTED, "speed-of-light",
+                       "the median %.3g s is %.1fx faster than the speed of light of this device (%.3g s at the "
+                       "measured peaks): physically impossible, so the time is not real",
+                       sr->cand.median, sr->cand.sol_time / sr->cand.median, sr->cand.sol_time);
+        }
+        if (sr->verdict == KP_PASS && !settled)
+            decide(sr, KP_NOISY, "noise",
+                   "correct, but the timing never settled: the median's 95%% interval is +-%.2f%% after %d samples "
+                   "(target +-%.2f%%); pass --time-budget with more seconds or quiet the machine",
+                   100 * kp_rel_halfwidth(parts[0].t, parts[0].n, 2), parts[0].n, 100 * c->o->stop.target);
+    }
+    for (int i = 0; i < nsets; i++) iset_free(c->op, &sets[i]);
+    free(sets);
+    return sr->verdict != KP_PASS && sr->verdict != KP_NOISY;
+}
+
+/* ---- phase 3: the audit (cuda) ----------------------------------------------------- */
+
+static int is_library_kernel(const char *name) {
+    static const char *marks[] = {"cublas", "cutlass", "xmma", "gemv", "gemmk", "cudnn", "cub::", "nvjet", "splitK"};
+    for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
+        if (strstr(name, marks[i])) return 1;
+    return 0;
+}
+
+static int audit(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
+    iset s;
+    char err[300];
+    if (iset_make(c, sh, 0, kp_rng_next(&c->rng), &s, err, sizeof err)) return decide(sr, KP_ERROR, "harness", "%s", err);
+    int bad = part_setup(c, p, sh, 0, &s, 1, 1, sr);
+    kp_audit_rep *rep = (kp_audit_rep *)calloc(1, sizeof *rep);
+    if (!bad && rep) {
+        kp_run_req q = {0, 0};
+        size_t got = 0;
+        int rc = kp_wk_call(p->w, KP_MSG_AUDIT, &q, sizeof q, NULL, 0, rep, sizeof *rep, &got, c->o->timeout_s, err,
+                            sizeof err);
+        if (rc) bad = worker_failed(c, p, sr, rc, "auditing the candidate", err);
+    }
+    if (!bad && rep && rep->supported) {
+        int other = 0, lib = 0, late = 0;
+        char other_name[96] = "", lib_name[96] = "";
+        for (int i = 0; i < rep->n && i < KP_AUDIT_MAX; i++) {
+            kp_audit_rec *a = &rep->rec[i];
+            if (sr->nkernels < 16) {
+                kp_audit_kernel *k = &sr->kernels[sr->nkernels++];
+                snprintf(k->name, sizeof k->name, "%s", a->name);
+                k->stream = a->stream;
+                k->on_given_stream = a->stream == rep->given_stream;
+                k->duration_s = a->end_s - a->start_s;
+            }
+            if (a->stream != rep->given_stream) {
+                other++;
+                if (a->end_s > rep->return_s) late++;
+                if (!other_name[0]) snprintf(other_name, sizeof other_name, "%s", a->name);
+            }
+            if (a->kind == 0 && is_library_kernel(a->name)) {
+                lib++;
+                if (!lib_name[0]) snprintf(lib_name, sizeof lib_name, "%s", a->name);
+            }
+        }
+        if (other && !FLAW(c, KP_FLAW_LAUNCH))
+            bad = decide(sr, KP_REJECTED, "audit",
+                         "ran %d operation(s) on a stream other than the one it was given (%d still running after "
+                         "the call returned), e.g. %s: events on the given stream do not time them",
+                         other, late, other_name);
+        else if (lib && !c->o->allow_library && !FLAW(c, KP_FLAW_WEAK_BASE))
+            bad = decide(sr, KP_REJECTED, "library",
+                         "ran %d library kernel(s), e.g. %s: the candidate must be its own kernel (pass "
+                         "--allow-library to measure a library wrapper)",
+                         lib, lib_name);
+    } else if (!bad && rep && !rep->supported && c->o->backend == KP_BACKEND_CUDA) {
+        kp_result_warn(c->r, "no stream audit: %s", rep->error);
+    }
+    free(rep);
+    iset_free(c->op, &s);
+    return bad;
+}
+
+/* ---- shapes, baselines, calibration ----------------------------------------------- */
+
+typedef struct shape_item {
+    kp_shape s;
+    const char *origin;
+    int timed;
+} shape_item;
+
+static int too_big_for_host(const kp_op *op, const kp_shape *s) {
+    return op->flops(s) > 1e9 || op->min_bytes(s) > (40.0 * (1 << 20));
+}
+
+static int pick_shapes(ctx *c, shape_item *items, int cap) {
+    const kp_eval_opts *o = c->o;
+    int n = 0;
+    int host = o->backend == KP_BACKEND_HOST;
+    int sets = o->shape_sets;
+    int fixed_only = FLAW(c, KP_FLAW_ONE_INPUT) || FLAW(c, KP_FLAW_WARM);
+    if (o->nshapes > 0) {
+        for (int i = 0; i < o->nshapes && n < cap; i++) items[n++] = (shape_item){o->shapes[i], "user", 1};
+        if (!o->user_shapes_plus) return n;
+        sets &= 2 | 8;
+    }
+    const kp_shape_set *timed = host ? &c->op->quick : &c->op->canonical;
+    if ((sets & 1) || (sets & 4))
+        for (int i = 0; i < timed->n && n < cap; i++) items[n++] = (shape_item){timed->shapes[i], timed->label, 1};
+    if ((sets & 2) && !fixed_only)
+        for (int i = 0; i < c->op->edge.n && n < cap; i++) {
+            if (host && too_big_for_host(c->op, &c->op->edge.shapes[i])) continue;
+            items[n++] = (shape_item){c->op->edge.shapes[i], "edge", 0};
+        }
+    if ((sets & 8) && !fixed_only)
+        for (int i = 0; i < 2 && n < cap; i++) {
+            kp_shape s;
+            c->op->draw_shape(kp_rng_next(&c->rng), host ? (1 << 18) : (1 << 24), &s);
+            items[n++] = (shape_item){s, "drawn", 0};
+        }
+    return n;
+}
+
+/* kernels/<family>/<backend>/<dtype>-NN-*.{c,cu}: the naive one (lowest NN),
+ * the project's best (highest NN), and library wrappers (<dtype>-<lib>). */
+static int find_baselines(ctx *c, part *parts, int maxp, uint64_t cand_hash) {
+    char dir[PATH_MAX];
+    const char *be = kp_backend_name(c->o->backend);
+    snprintf(dir, sizeof dir, "%s/kernels/%s/%s", c->o->root, c->op->family, be);
+    const char *dt = kp_dtype_name(c->op->dtype);
+    size_t dl = strlen(dt);
+    char lo[256] = "", hi[256] = "", lib[256] = "";
+    int nlo = INT_MAX, nhi = -1;
+    static char names[64][256];
+    int nn = kp_list_dir(dir, names, 64);
+    for (int f = 0; f < nn; f++) {
+        const char *nm = names[f];
+        if (strncmp(nm, dt, dl) != 0 || nm[dl] != '-') continue;
+        const char *ext = strrchr(nm, '.');
+        if (!ext || (strcmp(ext, ".c") && strcmp(ext, ".cu"))) continue;
+        const char *rest = nm + dl + 1;
+        if (rest[0] >= '0' && rest[0] <= '9') {
+            int num = (int)strtol(rest, NULL, 10);
+            if (num < nlo) nlo = num, snprintf(lo, sizeof lo, "%s", nm);
+            if (num > nhi) nhi = num, snprintf(hi, sizeof hi, "%s", nm);
+        } else if (!lib[0]) {
+            snprintf(lib, sizeof lib, "%s", nm);
+        }
+    }
+    int np = 0;
+    const char *pick[3];
+    int npick = 0;
+    if (FLAW(c, KP_FLAW_WEAK_BASE)) {
+        if (lo[0]) pick[npick++] = lo;
+    } else {
+        if (lib[0]) pick[npick++] = lib;
+        if (hi[0]) pick[npick++] = hi;
+        if (lo[0] && strcmp(lo, hi)) pick[npick++] = lo;
+    }
+    for (int i = 0; i < npick && np < maxp; i++) {
+        part *p = &parts[np];
+        memset(p, 0, sizeof *p);
+        snprintf(p->path, sizeof p->path, "%s/%s", dir, pick[i]);
+        if (kp_file_hash(p->path) == cand_hash) continue; /* the candidate itself */
+        snprintf(p->name, sizeof p->name, "%.*s", (int)(strrchr(pick[i], '.') - pick[i]), pick[i]);
+        np++;
+    }
+    return np;
+}
+
+static void env_key(const kp_env *e, char *buf, size_t len) {
+    snprintf(buf, len, "%s-%s", e->gpu_uuid[0] ? e->gpu_uuid : e->gpu, e->gpu_uuid[0] ? "" : e->host);
+}
+
+/* Device facts and measured peaks, from the cache or measured now with a
+ * worker holding the project's naive sum kernel (never the candidate). */
+static void calibrate(ctx *c, part *p) {
+    char err[300];
+    size_t got;
+    kp_env e;
+    memset(&e, 0, sizeof e);
+    if (kp_wk_call(p->w, KP_MSG_ENV, NULL, 0, NULL, 0, &e, sizeof e, &got, c->o->timeout_s, err, sizeof err) == 0) {
+        int keep_before = 0;
+        (void)keep_before;
+        snprintf(c->r->env.gpu, sizeof c->r->env.gpu, "%s", e.gpu);
+        snprintf(c->r->env.gpu_uuid, sizeof c->r->env.gpu_uuid, "%s", e.gpu_uuid);
+        snprintf(c->r->env.driver, sizeof c->r->env.driver, "%s", e.driver);
+        snprintf(c->r->env.runtime, sizeof c->r->env.runtime, "%s", e.runtime);
+        snprintf(c->r->env.host, sizeof c->r->env.host, "%s", e.host);
+        c->r->env.sm_count = e.sm_count;
+        c->r->env.l2_bytes = e.l2_bytes;
+        c->r->env.sm_mhz_before = e.sm_mhz_before;
+        c->r->env.mem_mhz_before = e.mem_mhz_before;
+        c->r->env.throttle_before = e.throttle_before;
+    }
+    char key[200];
+    env_key(&c->r->env, key, sizeof key);
+    const char *cache = c->o->cache_dir ? c->o->cache_dir : kp_default_cache();
+    if (kp_calib_load(cache, key, &c->calib) != 0) {
+        progress(c, "calibrating this device once (cached in %s)", cache);
+        memset(&c->calib, 0, sizeof c->calib);
+        if (kp_wk_call(p->w, KP_MSG_CALIBRATE, NULL, 0, NULL, 0, &c->calib, sizeof c->calib, &got, 600, err,
+                       sizeof err) == 0)
+            kp_calib_save(cache, key, &c->calib);
+        else
+            kp_result_warn(c->r, "calibration failed (%s): no speed-of-light bound", err);
+    }
+    c->r->env.peak_gbs = c->calib.copy_gbs;
+    c->r->env.peak_gflops_f32 = c->calib.gemm_f32_gflops;
+    c->r->env.peak_gflops_bf16 = c->calib.gemm_bf16_gflops;
+}
+
+static void env_after(ctx *c, part *p) {
+    char err[200];
+    size_t got;
+    kp_env e;
+    memset(&e, 0, sizeof e);
+    if (!p->alive || kp_wk_call(p->w, KP_MSG_ENV, NULL, 0, NULL, 0, &e, sizeof e, &got, 30, err, sizeof err)) return;
+    kp_env *r = &c->r->env;
+    r->sm_mhz_after = e.sm_mhz_before;
+    r->mem_mhz_after = e.mem_mhz_before;
+    r->throttle_after = e.throttle_before;
+    if (r->sm_mhz_before > 0 && r->sm_mhz_after > 0) {
+        double ch = (double)r->sm_mhz_after / r->sm_mhz_before - 1;
+        if (fabs(ch) > 0.10)
+            kp_result_warn(c->r, "SM clock moved %+.0f%% during the run (%d -> %d MHz): compare numbers with care",
+                           100 * ch, r->sm_mhz_before, r->sm_mhz_after);
+    }
+}
+
+/* ---- the whole evaluation --------------------------------------------------------- */
+
+static kp_verdict worse(kp_verdict a, kp_verdict b) {
+    static const int rank[] = {0, 3, 4, 2, 1}; /* PASS, WRONG, REJECTED, ERROR, NOISY */
+    return rank[b] > rank[a] ? b : a;
+}
+
+static void protocol_name(int flaws, char *buf, size_t len) {
+    if (!flaws) {
+        snprintf(buf, len, "rigorous");
+        return;
+    }
+    if (flaws == KP_FLAW_ALL) {
+        snprintf(buf, len, "naive");
+        return;
+    }
+    size_t u = (size_t)snprintf(buf, len, "naive(");
+    int first = 1;
+    for (int b = 0; b < KP_NFLAWS; b++)
+        if (flaws & (1 << b)) {
+            u += (size_t)snprintf(buf + u, u < len ? len - u : 0, "%s%s", first ? "" : ",", kp_flaw_name(1 << b));
+            first = 0;
+        }
+    snprintf(buf + u, u < len ? len - u : 0, ")");
+}
+
+static int build_part(ctx *c, part *p, kp_result *r, int is_candidate) {
+    char log[4096];
+    const char *cache = c->o->cache_dir ? c->o->cache_dir : kp_default_cache();
+    int rc = kp_build(c->o->backend, p->path, c->o->root, cache, p->so, sizeof p->so, log, sizeof log);
+    if (rc == 0) return 0;
+    if (!is_candidate) {
+        kp_result_warn(r, "baseline %s did not build; left out", p->name);
+        return -1;
+    }
+    r->verdict = KP_ERROR;
+    snprintf(r->check_name, sizeof r->check_name, "build");
+    if (rc == -1) snprintf(r->detail, sizeof r->detail, "the candidate does not compile:\n%s", log);
+    else snprintf(r->detail, sizeof r->detail, "%s", log);
+    return -1;
+}
+
+int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
+    memset(r, 0, sizeof *r);
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.op = o->op;
+    c.r = r;
+    c.flaws = o->flaws;
+    r->op = o->op;
+    r->backend = o->backend;
+    r->seed = o->seed ? o->seed : kp_entropy_seed();
+    c.rng.s = r->seed;
+    snprintf(r->candidate, sizeof r->candidate, "%s", o->candidate);
+    protocol_name(c.flaws, r->protocol, sizeof r->protocol);
+    kp_now_iso(r->env.date, sizeof r->env.date);
+    double t_start = kp_wall_s();
+
+    part parts[MAX_PART];
+    memset(parts, 0, sizeof parts);
+    int np = 1;
+    snprintf(parts[0].name, sizeof parts[0].name, "candidate");
+    snprintf(parts[0].path, sizeof parts[0].path, "%s", o->candidate);
+    if (!kp_file_exists(o->candidate)) {
+        snprintf(err, errlen, "cannot read %s: no such file", o->candidate);
+        return -1;
+    }
+    progress(&c, "building %s for the %s backend", o->candidate, kp_backend_name(o->backend));
+    if (build_part(&c, &parts[0], r, 1)) {
+        r->wall_s = kp_wall_s() - t_start;
+        return 0;
+    }
+    /* Baselines (and the trusted worker used for calibration). */
+    part trusted;
+    memset(&trusted, 0, sizeof trusted);
+    int nb = 0;
+    if (!o->no_baseline && !o->correctness_only) {
+        nb = find_baselines(&c, parts + 1, MAX_PART - 1, kp_file_hash(o->candidate));
+        for (int i = 1; i <= nb; i++) {
+            if (build_part(&c, &parts[i], r, 0) == 0) parts[np++] = parts[i];
+        }
+    }
+    /* Calibration runs in a worker that holds a project kernel, never the candidate. */
+    if (o->env_hint) {
+        r->env = *o->env_hint;
+        kp_now_iso(r->env.date, sizeof r->env.date);
+        char key[200];
+        env_key(&r->env, key, sizeof key);
+        if (kp_calib_load(o->cache_dir ? o->cache_dir : kp_default_cache(), key, &c.calib) == 0) {
+            r->env.peak_gbs = c.calib.copy_gbs;
+            r->env.peak_gflops_f32 = c.calib.gemm_f32_gflops;
+            r->env.peak_gflops_bf16 = c.calib.gemm_bf16_gflops;
+        }
+    } else {
+        char sumdir[PATH_MAX];
+        snprintf(sumdir, sizeof sumdir, "%s/kernels/sum/%s/f32-01-naive.%s", o->root, kp_backend_name(o->backend),
+                 o->backend == KP_BACKEND_HOST ? "c" : "cu");
+        snprintf(trusted.path, sizeof trusted.path, "%s", sumdir);
+        char log[2048];
+        const char *cache = o->cache_dir ? o->cache_dir : kp_default_cache();
+        if (kp_build(o->backend, trusted.path, o->root, cache, trusted.so, sizeof trusted.so, log, sizeof log) == 0) {
+            kp_wk_opts wo = {o->backend, "sum_f32", trusted.so, 60, 1, 0};
+            char e2[300];
+            if (kp_wk_start(&wo, &trusted.w, &trusted.hello, e2, sizeof e2) == KP_WK_OK &&
+                trusted.hello.status == KP_LOAD_OK) {
+                trusted.alive = 1;
+                calibrate(&c, &trusted);
+            } else {
+                snprintf(err, errlen, "cannot start the %s worker: %s", kp_backend_name(o->backend),
+                         trusted.hello.error[0] ? trusted.hello.error : e2);
+                if (trusted.w) kp_wk_stop(trusted.w);
+                return -1;
+            }
+        } else {
+            kp_result_warn(r, "no calibration: %s does not build", trusted.path);
+        }
+    }
+
+    /* Seeds are drawn only after the candidate's worker has loaded it. */
+    char e3[600];
+    int rc = part_start(&c, &parts[0], e3, sizeof e3);
+    if (rc != KP_WK_OK) {
+        r->verdict = KP_ERROR;
+        if (rc >= 100) {
+            snprintf(r->check_name, sizeof r->check_name, "load");
+            snprintf(r->detail, sizeof r->detail, "%s", e3);
+        } else if (rc == KP_WK_SYS) {
+            part_stop(&parts[0]);
+            if (trusted.w) kp_wk_stop(trusted.w);
+            snprintf(err, errlen, "%s", e3);
+            return -1;
+        } else {
+            kp_shape_result tmp;
+            memset(&tmp, 0, sizeof tmp);
+            worker_failed(&c, &parts[0], &tmp, rc, "loading the candidate", e3);
+            snprintf(r->check_name, sizeof r->check_name, "%s", tmp.check_name);
+            snprintf(r->detail, sizeof r->detail, "%s", tmp.detail);
+        }
+        part_stop(&parts[0]);
+        if (trusted.w) kp_wk_stop(trusted.w);
+        r->wall_s = kp_wall_s() - t_start;
+        return 0;
+    }
+    for (int i = 1; i < np; i++) {
+        char e4[600];
+        if (part_start(&c, &parts[i], e4, sizeof e4) != KP_WK_OK) {
+            kp_result_warn(r, "baseline %s did not start: %s", parts[i].name, e4);
+            part_stop(&parts[i]);
+        }
+    }
+
+    shape_item items[64];
+    int ns = pick_shapes(&c, items, 64);
+    r->shapes = (kp_shape_result *)calloc((size_t)(ns ? ns : 1), sizeof *r->shapes);
+    if (!r->shapes) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int stop = 0;
+    for (int i = 0; i < ns && !stop; i++) {
+        kp_shape_result *sr = &r->shapes[r->nshapes++];
+        sr->shape = items[i].s;
+        sr->origin = items[i].origin;
+        char st[64];
+        kp_shape_format(&sr->shape, st, sizeof st);
+        char why[200];
+        if (c.op->shape_ok && c.op->shape_ok(&sr->shape, why, sizeof why)) {
+            snprintf(err, errlen, "shape %s is not valid for %s: %s", st, c.op->name, why);
+            return -1;
+        }
+        progress(&c, "shape %d/%d %s (%s): correctness", i + 1, ns, st, items[i].origin);
+        int bad = FLAW(&c, KP_FLAW_ONE_INPUT) ? correctness_one_input(&c, &parts[0], &sr->shape, sr)
+                                               : correctness(&c, &parts[0], &sr->shape, sr);
+        if (!bad && items[i].timed && !o->correctness_only) bad = timing(&c, parts, np, &sr->shape, sr);
+        if (!bad && o->backend == KP_BACKEND_CUDA && items[i].timed && c.flaws != KP_FLAW_ALL)
+            bad = audit(&c, &parts[0], &sr->shape, sr);
+        r->verdict = worse(r->verdict, sr->verdict);
+        if (sr->verdict != KP_PASS && sr->verdict != KP_NOISY) {
+            if (!r->check_name[0]) {
+                snprintf(r->check_name, sizeof r->check_name, "%s", sr->check_name);
+                snprintf(r->detail, sizeof r->detail, "at %s: %s", st, sr->detail);
+            }
+            stop = 1;
+        } else if (sr->verdict == KP_NOISY && !r->check_name[0]) {
+            snprintf(r->check_name, sizeof r->check_name, "%s", sr->check_name);
+            snprintf(r->detail, sizeof r->detail, "at %s: %s", st, sr->detail);
+        }
+        for (int k = 1; k < np; k++) parts[k].n = 0;
+        parts[0].n = 0;
+        if (!parts[0].alive) stop = 1;
+    }
+    if (stop && r->nshapes < ns)
+        kp_result_warn(r, "%d shape(s) not run after the first failure", ns - r->nshapes);
+    env_after(&c, trusted.alive ? &trusted : &parts[0]);
+    for (int k = 0; k < np; k++) part_stop(&parts[k]);
+    if (trusted.w) kp_wk_stop(trusted.w);
+    r->wall_s = kp_wall_s() - t_start;
+    return 0;
+}

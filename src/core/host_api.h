@@ -1,0 +1,71 @@
+/* host_api.h: what the protocol (core) needs from the operating system,
+ * implemented in src/proc/ (POSIX). Core code calls these and nothing else
+ * that is OS-specific: workers, candidate builds, the calibration cache. */
+#ifndef KP_HOST_API_H
+#define KP_HOST_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kproof/kproof.h"
+#include "worker/proto.h"
+
+/* ---- workers ---------------------------------------------------------------- */
+
+typedef struct kp_wk kp_wk;
+
+enum {
+    KP_WK_OK = 0,
+    KP_WK_FAIL = 1,      /* the worker answered KP_MSG_FAIL (err holds its text) */
+    KP_WK_DIED = -1,     /* the worker exited or was killed (err says how) */
+    KP_WK_TIMEOUT = -2,  /* no answer in time; the worker was killed */
+    KP_WK_FRAME = -3,    /* a frame that is not ours: wrong token, magic, checksum, size */
+    KP_WK_SYS = -4       /* the harness could not do it (fork, pipe, ...) */
+};
+
+typedef struct kp_wk_opts {
+    kp_backend backend;
+    const char *op;          /* op name */
+    const char *so_path;     /* the built candidate */
+    double start_timeout_s;  /* until HELLO */
+    int check_token;         /* 0 only in the naive weak-base flaw */
+    int64_t mem_limit;       /* host backend: address-space limit in bytes (0: none) */
+} kp_wk_opts;
+
+/* Starts a worker and waits for its HELLO. On KP_WK_OK *out is set, even
+ * when hello->status reports a load failure (then stop it). */
+int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, size_t errlen);
+/* One request and its reply. `rep` receives at most repcap bytes; *replen
+ * the payload size. The parent's wall time of the exchange is kept. */
+int kp_wk_call(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const void *extra, size_t extralen, void *rep,
+               size_t repcap, size_t *replen, double timeout_s, char *err, size_t errlen);
+double kp_wk_last_wall(const kp_wk *w);
+/* The tail of what the worker printed (stdout + stderr), and how much. */
+const char *kp_wk_log(const kp_wk *w, int64_t *total_bytes);
+void kp_wk_stop(kp_wk *w);
+double kp_wall_s(void); /* monotonic seconds */
+
+/* ---- candidate builds ------------------------------------------------------- */
+
+/* Compiles `src` for `backend` into a shared object in the cache (by hash
+ * of content, flags and compiler version). 0 ok (so_path set); -1 the
+ * compiler failed (log holds its message); -2 cannot read the file or run
+ * the compiler (log says why). */
+int kp_build(kp_backend backend, const char *src, const char *root, const char *cache_dir, char *so_path,
+             size_t so_len, char *log, size_t loglen);
+/* FNV-1a hash of a file's content; 0 when unreadable. */
+uint64_t kp_file_hash(const char *path);
+int kp_file_exists(const char *path);
+/* Names in a directory, sorted; returns how many (at most max), -1 if unreadable. */
+int kp_list_dir(const char *dir, char names[][256], int max);
+
+/* ---- paths and the calibration cache --------------------------------------- */
+
+const char *kp_default_root(void);       /* KPROOF_ROOT or the source tree */
+const char *kp_default_cache(void);      /* KPROOF_CACHE, XDG_CACHE_HOME/kproof or ~/.cache/kproof */
+/* Reads/writes "key value" lines of a calibration for this device. */
+int kp_calib_load(const char *cache_dir, const char *device_key, kp_calib_rep *c);
+int kp_calib_save(const char *cache_dir, const char *device_key, const kp_calib_rep *c);
+void kp_now_iso(char *buf, size_t len);  /* UTC date-time */
+
+#endif

@@ -1,0 +1,86 @@
+/* op_priv.h: what the op files (src/ops/<family>.c), the registry and the output
+ * check share and the public header does not need to show. Private to
+ * kproof_core; nothing outside src/core and src/ops includes it.
+ */
+#ifndef KP_OP_PRIV_H
+#define KP_OP_PRIV_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kproof/kproof.h"
+
+/* ---- the registered ops (defined in src/ops/<family>.c) ---------------- */
+extern const kp_op kp_op_matmul_f32, kp_op_matmul_bf16;
+extern const kp_op kp_op_softmax_f32, kp_op_softmax_bf16;
+extern const kp_op kp_op_layernorm_f32, kp_op_layernorm_bf16;
+extern const kp_op kp_op_sum_f32;
+
+/* ---- element access ------------------------------------------------------ */
+
+/* kp_load without the call: the references read every element. */
+static inline double kp_ld(const void *p, kp_dtype t, int64_t i) {
+    if (t == KP_BF16) return (double)kp_bf16_bits_to_f32(((const uint16_t *)p)[i]);
+    return (double)((const float *)p)[i];
+}
+static inline int kp_poison_at(const void *p, kp_dtype t, int64_t i) {
+    if (t == KP_BF16) return ((const uint16_t *)p)[i] == KP_POISON_BF16_BITS;
+    uint32_t u;
+    memcpy(&u, (const float *)p + i, sizeof u);
+    return u == KP_POISON_F32_BITS;
+}
+
+/* An input buffer as floats: bf16 widened (exactly) into a new array, f32
+ * used in place. Returns NULL when out of memory; *owned says whether the
+ * caller frees it. */
+const float *kp_as_f32(const void *p, kp_dtype t, int64_t n, int *owned);
+
+/* ---- the check's private half (check.c) --------------------------------- */
+
+/* Records what a scan that compares nothing can see at flat index i:
+ * poison and NaN/Inf. Sampled checks scan every element with it and
+ * compare only some with kp_check_add. Returns 1 when the element is
+ * usable (finite, not poison). */
+int kp_check_scan(kp_check *c, int64_t i, double got, int poisoned);
+
+/* ---- function pointers --------------------------------------------------- */
+
+/* dlsym hands back an object pointer; POSIX guarantees it converts to a
+ * function pointer, ISO C does not, so copy the bits instead of casting. */
+_Static_assert(sizeof(void *) == sizeof(void (*)(void)), "function and object pointers differ in size");
+#define KP_FN_FROM(dst, fn) memcpy(&(dst), &(fn), sizeof(dst))
+
+/* ---- shapes drawn per run (registry.c) ----------------------------------- */
+
+/* A dimension in [lo, hi], log-uniform, pushed to an odd number and half
+ * the time to a prime, so a kernel never sees a multiple of 8 by luck. */
+int64_t kp_draw_dim(kp_rng *r, int64_t lo, int64_t hi);
+/* A size up to hi: within 256x of hi three times in four, anywhere from 1
+ * otherwise, so most drawn shapes do real work and some are tiny. */
+int64_t kp_draw_size(kp_rng *r, int64_t hi);
+/* rows x cols with rows * cols <= max_elems: a total from kp_draw_size,
+ * split at a log-uniform row length, both odd or prime. */
+void kp_draw_rows_cols(uint64_t seed, int64_t max_elems, kp_shape *out);
+
+/* Shape validation shared by every op: dims at least 1, every buffer and
+ * the op's work below limits that keep int64 byte counts exact. */
+int kp_shape_common_ok(const kp_op *op, const kp_shape *s, char *why, size_t len);
+
+/* ---- tolerance building blocks (the policy is in check.c) ---------------- */
+
+/* sqrt of a length, as the random-walk factor of a sequential reduction. */
+static inline double kp_sqrt_len(int64_t n) { return sqrt((double)(n > 0 ? n : 1)); }
+
+/* Where a tolerance would fall below this, it is this: flush-to-zero and
+ * denormal results are honest, and a handful of smallest normals is
+ * far below anything a wrong answer gets away with. */
+#define KP_TOL_FLOOR (16.0 * 1.17549435082228751e-38)
+
+/* M*N*K above which the matmul reference samples (tests lower it). */
+extern double kp_matmul_full_limit;
+
+/* A fresh reference with n outputs and both arrays allocated (0 ok). */
+int kp_ref_alloc(kp_ref *r, int64_t n);
+
+#endif

@@ -1,0 +1,351 @@
+/* worker_proc.c: starting, talking to and stopping worker processes.
+ *
+ * A worker runs in its own process group with three pipes: requests in,
+ * replies out (both on fd numbers picked at random here), and its stdout +
+ * stderr, which we drain into a bounded tail so a flood can neither block
+ * it nor fill our memory. Every wait has a deadline; on timeout the whole
+ * process group is killed. The worker never gets the session token on its
+ * command line: it is the first thing written to the request pipe. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/host_api.h"
+
+#define LOG_TAIL 4096
+
+struct kp_wk {
+    pid_t pid;
+    int req, rep, log;    /* our ends */
+    uint64_t token;
+    uint32_t seq;
+    int check_token;
+    int dead;
+    int status;           /* waitpid status when dead */
+    double last_wall;
+    char tail[LOG_TAIL];  /* ring of the last bytes printed */
+    size_t tail_pos;
+    int64_t log_total;
+    char tail_lin[LOG_TAIL + 1];
+};
+
+double kp_wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *bin_dir(void) {
+    static char dir[PATH_MAX];
+    const char *env = getenv("KPROOF_BIN_DIR");
+    if (env && *env) return env;
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n <= 0) return ".";
+    dir[n] = 0;
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    return dir;
+}
+
+static void drain_log(kp_wk *w) {
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(w->log, buf, sizeof buf);
+        if (n <= 0) return;
+        w->log_total += n;
+        for (ssize_t i = 0; i < n; i++) {
+            w->tail[w->tail_pos % LOG_TAIL] = buf[i];
+            w->tail_pos++;
+        }
+    }
+}
+
+const char *kp_wk_log(const kp_wk *w, int64_t *total) {
+    kp_wk *m = (kp_wk *)w;
+    drain_log(m);
+    size_t n = m->tail_pos < LOG_TAIL ? m->tail_pos : LOG_TAIL;
+    size_t start = m->tail_pos - n;
+    for (size_t i = 0; i < n; i++) {
+        char c = m->tail[(start + i) % LOG_TAIL];
+        m->tail_lin[i] = (c == 0) ? ' ' : c;
+    }
+    m->tail_lin[n] = 0;
+    if (total) *total = m->log_total;
+    return m->tail_lin;
+}
+
+static void describe_death(kp_wk *w, char *err, size_t len) {
+    if (WIFSIGNALED(w->status)) {
+        int sig = WTERMSIG(w->status);
+        snprintf(err, len, "the worker was killed by signal %d (%s)", sig, strsignal(sig));
+    } else if (WIFEXITED(w->status)) {
+        snprintf(err, len, "the worker exited with status %d in the middle of a request", WEXITSTATUS(w->status));
+    } else {
+        snprintf(err, len, "the worker stopped");
+    }
+}
+
+static void reap(kp_wk *w, int block) {
+    if (w->dead) return;
+    int st = 0;
+    pid_t r = waitpid(w->pid, &st, block ? 0 : WNOHANG);
+    if (r == w->pid) {
+        w->dead = 1;
+        w->status = st;
+    }
+}
+
+static void kill_group(kp_wk *w) {
+    if (w->dead) return;
+    kill(-w->pid, SIGKILL);
+    kill(w->pid, SIGKILL);
+    reap(w, 1);
+}
+
+/* Reads exactly n bytes from the reply pipe before `deadline`, draining the
+ * log meanwhile. 0 ok, KP_WK_TIMEOUT, KP_WK_DIED. */
+static int read_deadline(kp_wk *w, void *p, size_t n, double deadline) {
+    char *c = (char *)p;
+    while (n > 0) {
+        double left = deadline - kp_wall_s();
+        if (left <= 0) return KP_WK_TIMEOUT;
+        struct pollfd fds[2] = {{w->rep, POLLIN, 0}, {w->log, POLLIN, 0}};
+        int ms = left > 1.0 ? 1000 : (int)(left * 1000) + 1;
+        int pr = poll(fds, 2, ms);
+        if (pr < 0) {
+            if (errno == EINTR) continue;
+            return KP_WK_DIED;
+        }
+        if (fds[1].revents) drain_log(w);
+        if (fds[0].revents & POLLIN) {
+            ssize_t r = read(w->rep, c, n);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) return KP_WK_DIED;
+            c += r;
+            n -= (size_t)r;
+        } else if (fds[0].revents & (POLLHUP | POLLERR)) {
+            return KP_WK_DIED;
+        }
+    }
+    return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n) {
+    const char *c = (const char *)p;
+    while (n) {
+        ssize_t r = write(fd, c, n);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static uint64_t random_u64(void) { return kp_entropy_seed(); }
+
+/* Reads one frame: KP_WK_OK with payload in *buf (malloc'd) or an error. */
+static int read_frame(kp_wk *w, kp_frame_hdr *h, char **buf, double deadline, char *err, size_t errlen) {
+    *buf = NULL;
+    int rc = read_deadline(w, h, sizeof *h, deadline);
+    if (rc) return rc;
+    if (h->magic != KP_FRAME_MAGIC || h->len > KP_FRAME_MAX) {
+        snprintf(err, errlen, "a frame on the result channel that is not kproof's (bad magic or size)");
+        return KP_WK_FRAME;
+    }
+    if (w->check_token && h->token != w->token) {
+        snprintf(err, errlen, "a frame on the result channel carried the wrong session token: someone "
+                              "other than the worker wrote it");
+        return KP_WK_FRAME;
+    }
+    *buf = (char *)malloc(h->len + 1);
+    if (!*buf) return KP_WK_SYS;
+    rc = read_deadline(w, *buf, h->len, deadline);
+    if (rc) {
+        free(*buf);
+        *buf = NULL;
+        return rc;
+    }
+    if (kp_fnv1a(*buf, h->len) != h->cksum) {
+        free(*buf);
+        *buf = NULL;
+        snprintf(err, errlen, "a frame on the result channel had a bad checksum");
+        return KP_WK_FRAME;
+    }
+    return 0;
+}
+
+static int finish_error(kp_wk *w, int rc, char *err, size_t errlen, double timeout) {
+    if (rc == KP_WK_TIMEOUT) {
+        kill_group(w);
+        snprintf(err, errlen, "no answer within %.0f s: the worker was killed", timeout);
+    } else if (rc == KP_WK_DIED) {
+        /* give it a moment to be reaped so we can say how it died */
+        for (int i = 0; i < 200 && !w->dead; i++) {
+            reap(w, 0);
+            if (!w->dead) usleep(5000);
+        }
+        if (!w->dead) kill_group(w);
+        describe_death(w, err, errlen);
+    } else if (rc == KP_WK_FRAME) {
+        kill_group(w);
+    }
+    return rc;
+}
+
+int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, size_t errlen) {
+    *out = NULL;
+    kp_wk *w = (kp_wk *)calloc(1, sizeof *w);
+    if (!w) return KP_WK_SYS;
+    w->check_token = o->check_token;
+    w->token = random_u64() | 1;
+    char exe[PATH_MAX];
+    snprintf(exe, sizeof exe, "%s/kproof-worker-%s", bin_dir(), kp_backend_name(o->backend));
+    if (access(exe, X_OK) != 0) {
+        snprintf(err, errlen, "worker %s not found: the %s backend is not built here", exe,
+                 kp_backend_name(o->backend));
+        free(w);
+        return KP_WK_SYS;
+    }
+    int rq[2], rp[2], lg[2];
+    if (pipe2(rq, O_CLOEXEC) || pipe2(rp, O_CLOEXEC) || pipe2(lg, O_CLOEXEC)) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        free(w);
+        return KP_WK_SYS;
+    }
+    /* Random fd numbers for the channel, distinct and above the usual ones. */
+    int fd_in = 100 + (int)(random_u64() % 400), fd_out;
+    do fd_out = 100 + (int)(random_u64() % 400); while (fd_out == fd_in);
+    char a_in[16], a_out[16];
+    snprintf(a_in, sizeof a_in, "%d", fd_in);
+    snprintf(a_out, sizeof a_out, "%d", fd_out);
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        free(w);
+        return KP_WK_SYS;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0);
+        dup2(lg[1], 1);
+        dup2(lg[1], 2);
+        if (dup2(rq[0], fd_in) < 0 || dup2(rp[1], fd_out) < 0) _exit(126);
+        if (o->mem_limit > 0) {
+            struct rlimit rl = {(rlim_t)o->mem_limit, (rlim_t)o->mem_limit};
+            setrlimit(RLIMIT_AS, &rl);
+        }
+        /* dup2'd fds are not close-on-exec; everything else of ours is. */
+        execl(exe, exe, a_in, a_out, o->op, o->so_path, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    close(rq[0]);
+    close(rp[1]);
+    close(lg[1]);
+    w->pid = pid;
+    w->req = rq[1];
+    w->rep = rp[0];
+    w->log = lg[0];
+    fcntl(w->log, F_SETFL, O_NONBLOCK);
+    signal(SIGPIPE, SIG_IGN);
+    *out = w;
+    if (write_all(w->req, &w->token, sizeof w->token)) {
+        snprintf(err, errlen, "cannot write to the worker");
+        return finish_error(w, KP_WK_DIED, err, errlen, o->start_timeout_s);
+    }
+    kp_frame_hdr h;
+    char *buf = NULL;
+    double t0 = kp_wall_s();
+    int rc = read_frame(w, &h, &buf, t0 + o->start_timeout_s, err, errlen);
+    w->last_wall = kp_wall_s() - t0;
+    if (rc) return finish_error(w, rc, err, errlen, o->start_timeout_s);
+    if (h.type != KP_MSG_HELLO || h.len != sizeof(kp_hello)) {
+        free(buf);
+        snprintf(err, errlen, "the worker's first frame was not HELLO");
+        return finish_error(w, KP_WK_FRAME, err, errlen, 0);
+    }
+    memcpy(hello, buf, sizeof *hello);
+    free(buf);
+    return KP_WK_OK;
+}
+
+int kp_wk_call(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const void *extra, size_t extralen, void *rep,
+               size_t repcap, size_t *replen, double timeout_s, char *err, size_t errlen) {
+    if (replen) *replen = 0;
+    if (w->dead) {
+        describe_death(w, err, errlen);
+        return KP_WK_DIED;
+    }
+    uint32_t seq = ++w->seq;
+    double t0 = kp_wall_s();
+    if (kp_frame_write2(w->req, type, w->token, seq, req, (uint32_t)reqlen, extra, (uint32_t)extralen))
+        return finish_error(w, KP_WK_DIED, err, errlen, timeout_s);
+    double deadline = t0 + timeout_s;
+    for (;;) {
+        kp_frame_hdr h;
+        char *buf = NULL;
+        int rc = read_frame(w, &h, &buf, deadline, err, errlen);
+        if (rc) return finish_error(w, rc, err, errlen, timeout_s);
+        if (h.seq != seq) {
+            free(buf);
+            if (!w->check_token && h.seq < seq) continue; /* naive: a stale duplicate, skip it */
+            snprintf(err, errlen, "a frame on the result channel answered request %u while %u was pending", h.seq,
+                     seq);
+            return finish_error(w, KP_WK_FRAME, err, errlen, 0);
+        }
+        w->last_wall = kp_wall_s() - t0;
+        if (h.type == KP_MSG_FAIL) {
+            kp_fail f;
+            memset(&f, 0, sizeof f);
+            memcpy(&f, buf, h.len < sizeof f ? h.len : sizeof f);
+            f.error[sizeof f.error - 1] = 0;
+            snprintf(err, errlen, "%s", f.error);
+            free(buf);
+            return KP_WK_FAIL;
+        }
+        if (h.type != KP_MSG_OK) {
+            free(buf);
+            snprintf(err, errlen, "unexpected frame type %u on the result channel", h.type);
+            return finish_error(w, KP_WK_FRAME, err, errlen, 0);
+        }
+        size_t n = h.len < repcap ? h.len : repcap;
+        if (rep && n) memcpy(rep, buf, n);
+        if (replen) *replen = h.len;
+        free(buf);
+        return KP_WK_OK;
+    }
+}
+
+double kp_wk_last_wall(const kp_wk *w) { return w->last_wall; }
+
+void kp_wk_stop(kp_wk *w) {
+    if (!w) return;
+    if (!w->dead) {
+        kp_frame_write(w->req, KP_MSG_QUIT, w->token, ++w->seq, NULL, 0);
+        for (int i = 0; i < 100 && !w->dead; i++) {
+            reap(w, 0);
+            if (!w->dead) usleep(2000);
+        }
+        kill_group(w);
+    } else {
+        kill(-w->pid, SIGKILL); /* children it left behind */
+    }
+    close(w->req);
+    close(w->rep);
+    close(w->log);
+    free(w);
+}

@@ -1,0 +1,75 @@
+/* backend.h: what a worker needs from a device. One implementation per
+ * backend folder: src/host/backend.c (the CPU) and src/cuda/backend.cu.
+ * The worker loop (worker.c) is the same for both; it links exactly one.
+ *
+ * "Device memory" means host memory on the host backend. Every function
+ * returns 0 on success and non-zero on failure unless it says otherwise;
+ * on failure kp_dev_error() describes the last error.
+ */
+#ifndef KP_BACKEND_H
+#define KP_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kproof/kproof.h"
+#include "proto.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The backend this worker was built with. */
+extern const kp_backend kp_dev_kind;
+
+/* Creates the context and the stream handed to candidates. */
+int kp_dev_init(char *err, size_t len);
+/* Device facts and current clocks (fills what it knows, leaves the rest). */
+void kp_dev_env(kp_env *e);
+/* Text of the last error ("" if none). */
+const char *kp_dev_error(void);
+
+void *kp_dev_alloc(size_t bytes); /* NULL on failure */
+void kp_dev_free(void *p);
+int kp_dev_to_dev(void *dst, const void *src, size_t n);   /* device -> device */
+int kp_dev_to_host(void *dst, const void *src, size_t n);  /* device -> host */
+int kp_dev_from_host(void *dst, const void *src, size_t n);/* host -> device */
+/* Fills n elements with the counter-based generator (gen.h), in dtype t. */
+int kp_dev_fill(void *dst, kp_dtype t, const kp_gen *g, uint64_t seed, uint32_t stream, int64_t n);
+/* Fills n bytes with a repeating 1/2/4-byte pattern (poison, canaries). */
+int kp_dev_pattern(void *dst, uint32_t pattern, int pattern_bytes, size_t n);
+/* kp_cksum (gen.h) of n bytes, computed on the device. */
+uint64_t kp_dev_checksum(const void *p, size_t n);
+
+/* Evicts caches: resets L2 persistence and writes a buffer of at least
+ * twice the last-level cache. */
+int kp_dev_flush(void);
+/* Device-wide synchronize (host: nothing). Returns the deferred error. */
+int kp_dev_sync(void);
+/* The stream handed to the candidate (NULL on host). */
+void *kp_dev_stream(void);
+/* Events on the given stream around the call (host: host clock). */
+int kp_dev_event_start(void);
+int kp_dev_event_stop(void);
+double kp_dev_event_elapsed(void); /* seconds, after kp_dev_sync */
+/* After a call: error left by the candidate (cudaGetLastError); 0 none. */
+int kp_dev_check_error(char *text, size_t len);
+
+/* The activity tracer (cuda: CUPTI): begin (enable tracing, note the
+ * start time on the tracer's clock), call the candidate, returned (note the
+ * time the entry point returned), end (device sync, flush the records, fill
+ * rep with times relative to begin, disable tracing). Host: supported = 0. */
+int kp_dev_audit_begin(void);
+void kp_dev_audit_returned(void);
+int kp_dev_audit_end(kp_audit_rep *rep);
+
+int kp_dev_calibrate(kp_calib_rep *rep);
+
+/* Monotonic nanoseconds (CLOCK_MONOTONIC); defined in worker.c. */
+uint64_t kp_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,170 @@
+/* proto.h: the private channel between the parent (kproof) and a worker.
+ *
+ * The parent starts a worker process per candidate (and per baseline). Two
+ * pipes, on fd numbers the parent picks at random, carry framed messages:
+ * requests parent -> worker, replies worker -> parent. Every frame carries a
+ * magic, the session token (sent first over the request pipe, never on the
+ * command line), a sequence number and a checksum of the payload, so bytes a
+ * candidate writes anywhere else (stdout, stderr) can never become a result.
+ * The worker's stdout and stderr go to a third pipe that the parent drains
+ * into a bounded log.
+ *
+ * The worker reports raw facts (times, checksums, bytes); the parent
+ * decides. Payloads are the plain structs below: parent and worker are
+ * built from the same tree and run on the same machine.
+ */
+#ifndef KP_PROTO_H
+#define KP_PROTO_H
+
+#include <stdint.h>
+
+#include "kproof/kproof.h"
+
+#define KP_FRAME_MAGIC 0x4b505246u /* "KPRF" */
+#define KP_FRAME_MAX (64u << 20)   /* payload bytes per frame */
+
+typedef struct kp_frame_hdr {
+    uint32_t magic;
+    uint32_t type;    /* kp_msg */
+    uint64_t token;   /* session token */
+    uint32_t seq;     /* request number; a reply carries its request's */
+    uint32_t len;     /* payload bytes */
+    uint64_t cksum;   /* FNV-1a of the payload */
+} kp_frame_hdr;
+
+typedef enum kp_msg {
+    KP_MSG_HELLO = 1,  /* worker -> parent, unsolicited after loading the candidate */
+    KP_MSG_SETUP,      /* allocate and generate input sets */
+    KP_MSG_STALE,      /* naive one-input flaw: reference through freed memory */
+    KP_MSG_RUN,        /* one call, with the requested guards */
+    KP_MSG_FETCH,      /* bytes of an output (the snapshot when one was taken) */
+    KP_MSG_BATCH,      /* n calls back to back, for the parent-side clock */
+    KP_MSG_PING,       /* empty round trip */
+    KP_MSG_AUDIT,      /* one call under the activity tracer (cuda) */
+    KP_MSG_ENV,        /* device facts and clocks now */
+    KP_MSG_CALIBRATE,  /* copy bandwidth and GEMM rates (cuda) */
+    KP_MSG_QUIT,
+    KP_MSG_OK,         /* reply: payload depends on the request */
+    KP_MSG_FAIL        /* reply: kp_fail */
+} kp_msg;
+
+#define KP_MAX_SETS 32
+
+/* HELLO (worker -> parent) */
+typedef struct kp_hello {
+    int32_t status;        /* 0 loaded; else KP_LOAD_* */
+    int32_t pid;
+    int32_t threads;       /* threads in the worker after loading */
+    int32_t with_stream;   /* entry point takes a stream (cuda) */
+    char error[512];       /* dlopen/dlsym/device error text */
+} kp_hello;
+enum { KP_LOAD_OK = 0, KP_LOAD_DLOPEN = 1, KP_LOAD_NOSYM = 2, KP_LOAD_DEVICE = 3, KP_LOAD_OP = 4 };
+
+/* SETUP */
+typedef struct kp_setup_req {
+    char op[32];
+    kp_shape shape;
+    int32_t dist;
+    int32_t nsets;
+    uint64_t seeds[KP_MAX_SETS];
+    int32_t guards;          /* 1: canaries around every buffer */
+} kp_setup_req;
+typedef struct kp_setup_rep {
+    uint64_t in_cksum[KP_MAX_SETS][KP_MAX_BUFS]; /* checksums of the generated inputs */
+    double gen_s;            /* time to generate, for progress */
+    int64_t bytes;           /* device bytes allocated */
+} kp_setup_rep;
+
+/* STALE: payload is kp_stale_req followed by the output's bytes */
+typedef struct kp_stale_req {
+    int32_t set;
+    int32_t pad;
+    int64_t bytes;
+} kp_stale_req;
+
+/* RUN */
+enum {
+    KP_RUN_POISON = 1 << 0,   /* poison outputs before the call */
+    KP_RUN_FLUSH = 1 << 1,    /* evict caches (and reset L2 persistence) before the call */
+    KP_RUN_SYNC = 1 << 2,     /* device-wide synchronize inside the timed window */
+    KP_RUN_GUARDS = 1 << 3,   /* check canaries and input checksums after the call */
+    KP_RUN_SNAPSHOT = 1 << 4, /* copy the output at the end of the timed window */
+    KP_RUN_THREADS = 1 << 5   /* count threads before and after */
+};
+typedef struct kp_run_req {
+    int32_t set;
+    int32_t flags;
+} kp_run_req;
+typedef struct kp_run_rep {
+    int32_t rc;               /* the entry point's return value */
+    int32_t dev_error;        /* backend error after the call (cuda: cudaGetLastError / sync) */
+    char dev_error_text[128];
+    double event_s;           /* events on the given stream (host backend: host clock) */
+    double host_s;            /* host clock around call (+ device sync when KP_RUN_SYNC) */
+    double flush_s;
+    int32_t canary_bad;       /* bitmask of buffers whose guards changed */
+    int32_t inputs_changed;   /* bitmask of input buffers whose checksum changed */
+    int32_t threads_before, threads_after;
+} kp_run_rep;
+
+/* FETCH: reply payload is the raw bytes */
+typedef struct kp_fetch_req {
+    int32_t set;
+    int32_t buf;              /* buffer index (an output) */
+    int64_t offset, bytes;    /* byte range */
+} kp_fetch_req;
+
+/* BATCH */
+typedef struct kp_batch_req {
+    int32_t set;
+    int32_t n;
+} kp_batch_req;
+typedef struct kp_batch_rep {
+    double host_s;            /* worker's own clock around the n calls + sync */
+    int32_t rc;
+} kp_batch_rep;
+
+/* AUDIT */
+#define KP_AUDIT_MAX 64
+typedef struct kp_audit_rec {
+    char name[96];
+    uint32_t stream;          /* tracer's stream id */
+    uint32_t kind;            /* 0 kernel, 1 memcpy, 2 memset */
+    double start_s, end_s;    /* relative to the call's start */
+} kp_audit_rec;
+typedef struct kp_audit_rep {
+    int32_t supported;        /* 0: no tracer on this backend */
+    int32_t n;                /* records (at most KP_AUDIT_MAX kept) */
+    int32_t dropped;
+    uint32_t given_stream;    /* tracer's id of the stream passed to the candidate */
+    double return_s;          /* when the entry point returned, same clock */
+    int32_t threads_before, threads_after;
+    char error[160];
+    kp_audit_rec rec[KP_AUDIT_MAX];
+} kp_audit_rep;
+
+/* CALIBRATE */
+typedef struct kp_calib_rep {
+    double copy_gbs;          /* device copy, bytes read + written per second / 1e9 */
+    double gemm_f32_gflops;   /* cuBLAS SGEMM, TF32 off */
+    double gemm_tf32_gflops;
+    double gemm_bf16_gflops;
+    char note[160];
+} kp_calib_rep;
+
+/* FAIL */
+typedef struct kp_fail {
+    int32_t code;
+    char error[256];
+} kp_fail;
+
+/* Framing, used by both sides (proto.c). */
+uint64_t kp_fnv1a(const void *p, size_t n);
+/* Blocking write of a whole frame; 0 ok, -1 error. */
+int kp_frame_write(int fd, uint32_t type, uint64_t token, uint32_t seq, const void *payload, uint32_t len);
+int kp_frame_write2(int fd, uint32_t type, uint64_t token, uint32_t seq, const void *a, uint32_t alen, const void *b,
+                    uint32_t blen);
+/* Blocking read of exactly n bytes; 0 ok, -1 error or EOF. */
+int kp_read_full(int fd, void *p, size_t n);
+
+#endif

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# cli_test.sh: the kproof command as a user meets it (host backend).
+# Usage: cli_test.sh BUILD_DIR SOURCE_DIR
+set -u
+B=$1
+S=$2
+K="$B/kproof"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+check() { # check NAME CONDITION...
+    local name=$1
+    shift
+    if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+has() { grep -q -- "$1" "$2"; }
+lines() { [ "$(wc -l <"$2")" -le "$1" ]; }
+fast="--time-budget 0.5 --target 5 --quiet"
+
+# The five-minute tour: init, eval, read the verdict.
+"$K" init softmax --backend host >"$T/s.c"
+check "init writes a candidate" has "kp_softmax_f32" "$T/s.c"
+"$K" eval "$T/s.c" --op softmax $fast >"$T/out" 2>"$T/err"
+rc=$?
+check "init'd softmax passes (exit 0)" [ $rc -eq 0 ]
+check "table says PASS" has "PASS" "$T/out"
+check "table gives a median with its interval" grep -qE '[0-9.]+ (ns|us|ms|s) \[[0-9.]+, [0-9.]+\]' "$T/out"
+
+"$K" eval "$T/s.c" --op softmax $fast --json >"$T/j" 2>"$T/err"
+check "--json parses" python3 -m json.tool "$T/j" >/dev/null
+check "--json has the schema" has '"schema": 1' "$T/j"
+"$K" eval "$T/s.c" --op softmax $fast --md >"$T/md" 2>"$T/err"
+check "--md is a table" has "| " "$T/md"
+
+# A candidate that writes nothing: not PASS, and says so.
+"$K" eval "$S/tests/candidates/softmax_unwritten.c" --op softmax $fast --no-baseline >"$T/out" 2>"$T/err"
+rc=$?
+check "unwritten output: exit 1 (WRONG)" [ $rc -eq 1 ]
+check "unwritten output: says never written" has "never written" "$T/out"
+
+# Bad input: one clear line and a non-zero exit.
+"$K" eval "$T/nope.c" --op softmax >"$T/out" 2>"$T/err"
+rc=$?
+check "missing file: exit 64" [ $rc -eq 64 ]
+check "missing file: one line naming it" lines 1 "$T/err"
+check "missing file: message" has "nope.c" "$T/err"
+"$K" eval "$T/s.c" --op softmaxx >"$T/out" 2>"$T/err"
+rc=$?
+check "unknown op: exit 64" [ $rc -eq 64 ]
+check "unknown op: one line" lines 1 "$T/err"
+"$K" eval "$T/s.c" --op softmax --shape 12xq >"$T/out" 2>"$T/err"
+rc=$?
+check "malformed shape: exit 64" [ $rc -eq 64 ]
+check "malformed shape: one line" lines 1 "$T/err"
+"$K" eval "$T/s.c" --op softmax --shape 0x5 >"$T/out" 2>"$T/err"
+check "zero dim: exit 64" [ $? -eq 64 ]
+"$K" eval "$S/tests/candidates/softmax_nosym.c" --op softmax $fast >"$T/out" 2>"$T/err"
+rc=$?
+check "missing entry point: exit 3 (ERROR)" [ $rc -eq 3 ]
+check "missing entry point: names it" has "kp_softmax_f32" "$T/out"
+"$K" eval "$S/tests/candidates/softmax_syntax.c" --op softmax $fast >"$T/out" 2>"$T/err"
+rc=$?
+check "does not compile: exit 3 (ERROR)" [ $rc -eq 3 ]
+check "does not compile: compiler message shown" has "error" "$T/out"
+"$K" frobnicate >"$T/out" 2>"$T/err"
+check "unknown command: exit 64" [ $? -eq 64 ]
+"$K" help eval >"$T/out" 2>&1
+check "help eval documents exit codes" has "Exit status" "$T/out"
+"$K" list >"$T/out" 2>&1
+check "list names every op" has "layernorm_bf16" "$T/out"
+"$K" spec matmul --dtype bf16 >"$T/out" 2>&1
+check "spec shows the prototype" has "kp_matmul_bf16" "$T/out"
+exit $fail

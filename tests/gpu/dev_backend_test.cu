@@ -1,0 +1,570 @@
+/* dev_backend_test.cu: exercises every kp_dev_* function of the CUDA backend
+ * on a real GPU and exits non-zero on any mismatch. Not built by CTest (this
+ * folder holds tests that need a device); build and run it with
+ * tests/gpu/run_dev_backend_test.sh.
+ *
+ *   dev_backend_test [--no-calibrate] [--no-sticky] [--big]
+ *                    [--cublas-f32 SO] [--cublas-bf16 SO]
+ *
+ * --big also fills past element 2^32 (8 GiB of bf16); --cublas-* check the
+ * cuBLAS baseline candidates (kernels/matmul/cuda/) built as shared objects
+ * against a float64 reference on odd shapes. The sticky-error check (an
+ * illegal address, after which the context is dead) runs last.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kproof/gen.h"
+#include "worker/backend.h"
+
+static int g_fail;
+
+#define CHECK(cond, ...)                                                                                              \
+    do {                                                                                                              \
+        if (!(cond)) {                                                                                                \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                           \
+            fprintf(stderr, __VA_ARGS__);                                                                             \
+            fputc('\n', stderr);                                                                                      \
+            g_fail++;                                                                                                 \
+        }                                                                                                             \
+    } while (0)
+
+/* The worker defines this; the backend declares it. */
+extern "C" uint64_t kp_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_cksum(const unsigned char *p, size_t n) {
+    uint64_t s = 0;
+    for (size_t i = 0; 4 * i < n; i++) {
+        uint32_t w = 0;
+        for (size_t k = 0; k < 4; k++)
+            if (4 * i + k < n)
+                w |= (uint32_t)p[4 * i + k] << (8 * k);
+        s += kp_cksum_word(w, i);
+    }
+    return s;
+}
+
+static int count_threads(void) {
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+static uint64_t lcg(uint64_t *s) {
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 33;
+}
+
+/* ---- kernels the tests launch as a candidate would ---------------------- */
+
+__global__ void audit_given_kernel(float *p) { p[threadIdx.x] = 1.0f; }
+__global__ void audit_side_kernel(float *p) { p[threadIdx.x] = 2.0f; }
+__global__ void spin_kernel(long long cycles) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) {
+    }
+}
+__global__ void bad_write_kernel(int *p) { *p = 1; }
+
+/* ---- fill ---------------------------------------------------------------- */
+
+static void test_fill(void) {
+    const kp_gen gens[] = {{KP_GEN_NORMAL, 0.5f, 3.0f}, {KP_GEN_UNIFORM, -1.0f, 2.0f}, {KP_GEN_SIGNED, 1000.0f, 1e-3f}};
+    const int64_t n = 1000003;
+    void *d = kp_dev_alloc((size_t)n * 4);
+    unsigned char *h = (unsigned char *)malloc((size_t)n * 4);
+    CHECK(d && h, "alloc");
+    if (!d || !h)
+        return;
+    for (int t = 0; t < 2; t++) {
+        for (int gi = 0; gi < 3; gi++) {
+            uint64_t seed = 0x9e3779b97f4a7c15ull + (uint64_t)gi;
+            uint32_t stream = 3u + (uint32_t)gi;
+            CHECK(kp_dev_fill(d, (kp_dtype)t, &gens[gi], seed, stream, n) == 0, "%s", kp_dev_error());
+            CHECK(kp_dev_to_host(h, d, (size_t)n * (t ? 2 : 4)) == 0, "%s", kp_dev_error());
+            int64_t bad = 0, first = -1;
+            for (int64_t i = 0; i < n; i++) {
+                float v = kp_gen_value(&gens[gi], seed, stream, (uint64_t)i);
+                int ok;
+                if (t == KP_BF16) {
+                    uint16_t got;
+                    memcpy(&got, h + 2 * i, 2);
+                    ok = got == kp_f32_to_bf16_bits(v);
+                } else {
+                    uint32_t got, want;
+                    memcpy(&got, h + 4 * i, 4);
+                    memcpy(&want, &v, 4);
+                    ok = got == want;
+                }
+                if (!ok && bad++ == 0)
+                    first = i;
+            }
+            CHECK(bad == 0, "fill dtype %d gen %d: %lld elements differ from the CPU, first %lld", t, gi,
+                  (long long)bad, (long long)first);
+        }
+    }
+    CHECK(kp_dev_fill(d, KP_F32, &gens[0], 1, 0, 0) == 0, "n = 0 must be a no-op");
+    CHECK(kp_dev_fill(d, KP_F32, &gens[0], 1, 0, -1) != 0, "n < 0 must fail");
+    kp_dev_free(d);
+    free(h);
+    printf("fill: f32 and bf16 bits equal the CPU's for 3 distributions\n");
+}
+
+/* Indices past 2^32: the counter's high word. 8 GiB of bf16. */
+static void test_fill_big(void) {
+    const int64_t n = ((int64_t)1 << 32) + 4099;
+    const kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f};
+    uint16_t *d = (uint16_t *)kp_dev_alloc((size_t)n * 2);
+    if (!d) {
+        printf("fill big: skipped (cannot allocate 8 GiB)\n");
+        return;
+    }
+    CHECK(kp_dev_fill(d, KP_BF16, &g, 77, 1, n) == 0, "%s", kp_dev_error());
+    const int64_t starts[] = {0, ((int64_t)1 << 32) - 2048, n - 2048};
+    uint16_t h[2048];
+    for (int s = 0; s < 3; s++) {
+        CHECK(kp_dev_to_host(h, d + starts[s], sizeof h) == 0, "%s", kp_dev_error());
+        int bad = 0;
+        for (int i = 0; i < 2048; i++)
+            bad += h[i] != kp_f32_to_bf16_bits(kp_gen_value(&g, 77, 1, (uint64_t)(starts[s] + i)));
+        CHECK(bad == 0, "big fill near %lld: %d differ", (long long)starts[s], bad);
+    }
+    kp_dev_free(d);
+    printf("fill big: indices past 2^32 match\n");
+}
+
+/* ---- checksum ------------------------------------------------------------ */
+
+static void test_checksum(void) {
+    const size_t cap = ((size_t)1 << 20) + 64;
+    unsigned char *h = (unsigned char *)malloc(cap);
+    unsigned char *d = (unsigned char *)kp_dev_alloc(cap);
+    CHECK(h && d, "alloc");
+    if (!h || !d)
+        return;
+    uint64_t s = 42;
+    for (size_t i = 0; i < cap; i++)
+        h[i] = (unsigned char)lcg(&s);
+    CHECK(kp_dev_from_host(d, h, cap) == 0, "%s", kp_dev_error());
+    const size_t sizes[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 1000, 4096, 65537, (size_t)1 << 20};
+    int tried = 0;
+    for (size_t off = 0; off < 8; off++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            size_t n = sizes[k];
+            uint64_t got = kp_dev_checksum(d + off, n), want = cpu_cksum(h + off, n);
+            CHECK(got == want, "checksum offset %zu n %zu: got %016llx want %016llx (%s)", off, n,
+                  (unsigned long long)got, (unsigned long long)want, kp_dev_error());
+            tried++;
+        }
+    /* A large generated buffer, as the worker checksums inputs. */
+    const int64_t big = 64 << 20; /* 256 MiB of f32 */
+    const kp_gen g = {KP_GEN_SIGNED, 0.0f, 1.0f};
+    void *db = kp_dev_alloc((size_t)big * 4);
+    unsigned char *hb = (unsigned char *)malloc((size_t)big * 4);
+    if (db && hb) {
+        CHECK(kp_dev_fill(db, KP_F32, &g, 5, 0, big) == 0, "%s", kp_dev_error());
+        CHECK(kp_dev_to_host(hb, db, (size_t)big * 4) == 0, "%s", kp_dev_error());
+        uint64_t t0 = kp_now_ns();
+        uint64_t got = kp_dev_checksum(db, (size_t)big * 4);
+        double dt = (double)(kp_now_ns() - t0) * 1e-9;
+        CHECK(got == cpu_cksum(hb, (size_t)big * 4), "checksum of 256 MiB differs");
+        printf("checksum: 256 MiB in %.2f ms on the device\n", dt * 1e3);
+        /* One flipped bit must change it. */
+        hb[12345] ^= 0x10;
+        CHECK(kp_dev_from_host((char *)db + 12345, hb + 12345, 1) == 0, "%s", kp_dev_error());
+        CHECK(kp_dev_checksum(db, (size_t)big * 4) != got, "one flipped bit left the checksum unchanged");
+    }
+    kp_dev_free(db);
+    free(hb);
+    kp_dev_free(d);
+    free(h);
+    printf("checksum: %d offset/size pairs equal the CPU's\n", tried);
+}
+
+/* ---- pattern ------------------------------------------------------------- */
+
+static void test_pattern(void) {
+    const size_t cap = ((size_t)1 << 20) + 64;
+    unsigned char *h = (unsigned char *)malloc(cap);
+    unsigned char *d = (unsigned char *)kp_dev_alloc(cap);
+    CHECK(h && d, "alloc");
+    if (!h || !d)
+        return;
+    const struct {
+        int pb;
+        uint32_t pat;
+    } pats[] = {{1, KP_CANARY_BYTE}, {2, KP_POISON_BF16_BITS}, {4, KP_POISON_F32_BITS}};
+    const size_t sizes[] = {0, 1, 2, 3, 5, 15, 16, 17, 33, 100, 4099, ((size_t)1 << 20) + 7};
+    int tried = 0;
+    for (int p = 0; p < 3; p++)
+        for (size_t off = 0; off < 8; off++)
+            for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+                size_t n = sizes[k];
+                if (off + n + 16 > cap)
+                    continue;
+                memset(h, 0x11, cap);
+                CHECK(kp_dev_from_host(d, h, cap) == 0, "%s", kp_dev_error());
+                CHECK(kp_dev_pattern(d + off, pats[p].pat, pats[p].pb, n) == 0, "%s", kp_dev_error());
+                CHECK(kp_dev_to_host(h, d, cap) == 0, "%s", kp_dev_error());
+                size_t bad = 0;
+                for (size_t i = 0; i < cap; i++) {
+                    unsigned char want = 0x11;
+                    if (i >= off && i < off + n)
+                        want = (unsigned char)(pats[p].pat >> (8 * ((i - off) % (size_t)pats[p].pb)));
+                    bad += h[i] != want;
+                }
+                CHECK(bad == 0, "pattern %d bytes at offset %zu n %zu: %zu bytes wrong", pats[p].pb, off, n, bad);
+                tried++;
+            }
+    CHECK(kp_dev_pattern(d, 0, 3, 16) != 0, "a 3-byte pattern must be refused");
+    kp_dev_free(d);
+    free(h);
+    printf("pattern: %d cases right, bytes outside untouched\n", tried);
+}
+
+/* ---- flush, events, sync, errors ---------------------------------------- */
+
+static void test_flush(void) {
+    /* What an exploit would do: persisting lines and a window on the stream. */
+    cudaStream_t s = (cudaStream_t)kp_dev_stream();
+    size_t lim = 0;
+    if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, (size_t)30 << 20) == cudaSuccess) {
+        cudaStreamAttrValue w;
+        memset(&w, 0, sizeof w);
+        void *buf = NULL;
+        cudaMalloc(&buf, (size_t)16 << 20);
+        w.accessPolicyWindow.base_ptr = buf;
+        w.accessPolicyWindow.num_bytes = (size_t)16 << 20;
+        w.accessPolicyWindow.hitRatio = 1.0f;
+        w.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+        w.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+        CHECK(cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &w) == cudaSuccess, "set window");
+        CHECK(kp_dev_flush() == 0, "%s", kp_dev_error());
+        CHECK(cudaDeviceGetLimit(&lim, cudaLimitPersistingL2CacheSize) == cudaSuccess && lim == 0,
+              "persisting limit %zu after flush", lim);
+        memset(&w, 0xff, sizeof w);
+        CHECK(cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &w) == cudaSuccess &&
+                  w.accessPolicyWindow.num_bytes == 0,
+              "window of %zu bytes left on the stream", (size_t)w.accessPolicyWindow.num_bytes);
+        cudaFree(buf);
+    } else {
+        (void)cudaGetLastError();
+        printf("flush: persisting L2 not supported here\n");
+    }
+    double best = 1e9;
+    for (int i = 0; i < 5; i++) {
+        uint64_t t0 = kp_now_ns();
+        CHECK(kp_dev_flush() == 0, "%s", kp_dev_error());
+        double dt = (double)(kp_now_ns() - t0) * 1e-9;
+        best = dt < best ? dt : best;
+    }
+    printf("flush: ok, best %.1f us\n", best * 1e6);
+}
+
+static void test_events(void) {
+    int khz = 0;
+    cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
+    long long cycles = (long long)(khz > 0 ? khz : 1500000); /* about 1 ms */
+    CHECK(kp_dev_event_start() == 0, "%s", kp_dev_error());
+    spin_kernel<<<1, 1, 0, (cudaStream_t)kp_dev_stream()>>>(cycles);
+    CHECK(kp_dev_event_stop() == 0, "%s", kp_dev_error());
+    CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
+    double t = kp_dev_event_elapsed();
+    CHECK(t > 0.3e-3 && t < 50e-3, "event time %.3f ms for a ~1 ms kernel", t * 1e3);
+    printf("events: %.3f ms for a ~1 ms spin\n", t * 1e3);
+
+    /* The given stream must not be ordered with the legacy default stream. */
+    unsigned int flags = 0;
+    CHECK(cudaStreamGetFlags((cudaStream_t)kp_dev_stream(), &flags) == cudaSuccess &&
+              (flags & cudaStreamNonBlocking),
+          "given stream is blocking (flags %u)", flags);
+}
+
+static void test_copies(void) {
+    unsigned char h[1000], back[1000];
+    for (int i = 0; i < 1000; i++)
+        h[i] = (unsigned char)(i * 7);
+    unsigned char *a = (unsigned char *)kp_dev_alloc(1000), *b = (unsigned char *)kp_dev_alloc(1000);
+    CHECK(a && b, "alloc");
+    CHECK(kp_dev_from_host(a, h, 1000) == 0, "%s", kp_dev_error());
+    CHECK(kp_dev_to_dev(b + 1, a, 999) == 0, "%s", kp_dev_error());
+    CHECK(kp_dev_to_host(back, b + 1, 999) == 0, "%s", kp_dev_error());
+    CHECK(memcmp(back, h, 999) == 0, "round trip differs");
+    void *z = kp_dev_alloc(0);
+    CHECK(z != NULL, "alloc(0) returned NULL");
+    kp_dev_free(z);
+    kp_dev_free(a);
+    kp_dev_free(b);
+    printf("copies: round trip ok\n");
+}
+
+static void test_check_error(void) {
+    char text[256];
+    CHECK(kp_dev_check_error(text, sizeof text) == 0, "stale error before the test: %s", text);
+    audit_given_kernel<<<1, 4096, 0, (cudaStream_t)kp_dev_stream()>>>(NULL); /* invalid configuration */
+    int e = kp_dev_check_error(text, sizeof text);
+    CHECK(e != 0 && text[0], "a bad launch was not reported");
+    CHECK(!strstr(text, "dead"), "a launch error is not sticky: %s", text);
+    printf("check_error: '%s'\n", text);
+    CHECK(kp_dev_check_error(text, sizeof text) == 0, "error not cleared: %s", text);
+    CHECK(kp_dev_sync() == 0, "context should survive: %s", kp_dev_error());
+}
+
+/* ---- audit ---------------------------------------------------------------- */
+
+static void test_audit(int round) {
+    float *p = (float *)kp_dev_alloc(4096);
+    cudaStream_t side = NULL;
+    CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) == cudaSuccess, "side stream");
+    void *m = kp_dev_alloc(1 << 20);
+    int th0 = count_threads();
+    kp_audit_rep *r = (kp_audit_rep *)calloc(1, sizeof *r);
+    CHECK(kp_dev_audit_begin() == 0, "%s", kp_dev_error());
+    int th1 = count_threads();
+    /* A candidate's call: its kernel, one on the legacy default stream, a
+     * memset on a stream of its own, and a kernel still running at return. */
+    audit_given_kernel<<<1, 32, 0, (cudaStream_t)kp_dev_stream()>>>(p);
+    audit_side_kernel<<<1, 32, 0, cudaStreamLegacy>>>(p + 64);
+    cudaMemsetAsync(m, 0, 1 << 20, side);
+    spin_kernel<<<1, 1, 0, side>>>(2000000);
+    kp_dev_audit_returned();
+    int th2 = count_threads();
+    int rc = kp_dev_audit_end(r);
+    int th3 = count_threads();
+    CHECK(rc == 0, "audit_end: %s", r->error);
+    CHECK(r->supported == 1, "CUPTI not working: %s", r->error);
+    printf("audit round %d: %d records, %d dropped, given stream %u, returned at %.1f us; threads %d -> %d (begin) "
+           "-> %d (returned) -> %d (end)\n",
+           round, r->n, r->dropped, r->given_stream, r->return_s * 1e6, th0, th1, th2, th3);
+    int given = 0, legacy = 0, memset_side = 0, spin_after = 0;
+    for (int i = 0; i < r->n; i++) {
+        const kp_audit_rec *a = &r->rec[i];
+        printf("  [%u] stream %u %-40.40s %9.1f .. %9.1f us\n", a->kind, a->stream, a->name, a->start_s * 1e6,
+               a->end_s * 1e6);
+        if (a->kind == 0 && strstr(a->name, "audit_given_kernel") && a->stream == r->given_stream)
+            given++;
+        if (a->kind == 0 && strstr(a->name, "audit_side_kernel") && a->stream != r->given_stream)
+            legacy++;
+        if (a->kind == 2 && a->stream != r->given_stream)
+            memset_side++;
+        if (a->kind == 0 && strstr(a->name, "spin_kernel") && a->end_s > r->return_s)
+            spin_after++;
+        CHECK(a->start_s >= 0.0 && a->end_s >= a->start_s, "record %d times %.9f .. %.9f", i, a->start_s, a->end_s);
+    }
+    CHECK(given == 1, "kernel on the given stream seen %d times", given);
+    CHECK(legacy == 1, "kernel on the legacy default stream seen %d times", legacy);
+    CHECK(memset_side == 1, "memset on a side stream seen %d times", memset_side);
+    CHECK(spin_after == 1, "kernel running past the return not seen ending after it");
+    CHECK(r->n == 4, "want exactly 4 records, got %d", r->n);
+    free(r);
+    cudaStreamDestroy(side);
+    kp_dev_free(m);
+    kp_dev_free(p);
+}
+
+/* ---- calibrate and env --------------------------------------------------- */
+
+static void test_env(void) {
+    kp_env e;
+    memset(&e, 0, sizeof e);
+    kp_dev_env(&e);
+    printf("env: %s %s, %d SMs, L2 %lld B, driver %s, runtime %s, SM %d MHz, mem %d MHz, reasons %#llx\n", e.gpu,
+           e.gpu_uuid, e.sm_count, (long long)e.l2_bytes, e.driver, e.runtime, e.sm_mhz_before, e.mem_mhz_before,
+           (unsigned long long)e.throttle_before);
+    CHECK(e.gpu[0] && strncmp(e.gpu_uuid, "GPU-", 4) == 0 && strlen(e.gpu_uuid) == 40, "name/uuid");
+    CHECK(e.sm_count > 0 && e.l2_bytes > 0, "sm count / l2");
+    CHECK(e.runtime[0] && e.driver[0], "versions");
+    CHECK(e.sm_mhz_before > 0 && e.mem_mhz_before > 0, "no clocks from NVML");
+}
+
+static void test_calibrate(void) {
+    kp_calib_rep c;
+    uint64_t t0 = kp_now_ns();
+    int rc = kp_dev_calibrate(&c);
+    double dt = (double)(kp_now_ns() - t0) * 1e-9;
+    CHECK(rc == 0, "%s", kp_dev_error());
+    printf("calibrate (%.1f s): copy %.0f GB/s, sgemm %.0f GFLOP/s, tf32 %.0f, bf16 %.0f\n  note: %s\n", dt,
+           c.copy_gbs, c.gemm_f32_gflops, c.gemm_tf32_gflops, c.gemm_bf16_gflops, c.note);
+    CHECK(c.copy_gbs > 500 && c.copy_gbs < 20000, "copy %.0f GB/s", c.copy_gbs);
+    CHECK(c.gemm_f32_gflops > 1000 && c.gemm_f32_gflops < c.gemm_tf32_gflops, "f32 %.0f tf32 %.0f",
+          c.gemm_f32_gflops, c.gemm_tf32_gflops);
+    CHECK(c.gemm_bf16_gflops > c.gemm_f32_gflops, "bf16 %.0f", c.gemm_bf16_gflops);
+}
+
+/* ---- the cuBLAS baseline candidates ------------------------------------- */
+
+typedef int (*mm_f32_fn)(const float *, const float *, float *, int64_t, int64_t, int64_t, cudaStream_t);
+typedef int (*mm_bf16_fn)(const uint16_t *, const uint16_t *, uint16_t *, int64_t, int64_t, int64_t, cudaStream_t);
+
+static void test_matmul(const char *so, int bf16) {
+    void *lib = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    CHECK(lib, "dlopen %s: %s", so, dlerror());
+    if (!lib)
+        return;
+    void *fn = dlsym(lib, bf16 ? "kp_matmul_bf16" : "kp_matmul_f32");
+    CHECK(fn, "no entry point in %s", so);
+    if (!fn)
+        return;
+    const int64_t shapes[][3] = {{1, 1, 1},    {1, 7, 1},     {3, 5, 7},     {7, 3, 5},       {17, 1, 33},
+                                 {1, 129, 2},  {64, 64, 64},  {127, 255, 63}, {257, 129, 513}, {1000, 3, 1001},
+                                 {2, 1000, 9}, {333, 77, 4097}};
+    const size_t es = bf16 ? 2 : 4;
+    const kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+        void *A = kp_dev_alloc((size_t)(M * K) * es), *B = kp_dev_alloc((size_t)(K * N) * es);
+        void *C = kp_dev_alloc((size_t)(M * N) * es);
+        unsigned char *hA = (unsigned char *)malloc((size_t)(M * K) * es);
+        unsigned char *hB = (unsigned char *)malloc((size_t)(K * N) * es);
+        unsigned char *hC = (unsigned char *)malloc((size_t)(M * N) * es);
+        kp_dtype t = bf16 ? KP_BF16 : KP_F32;
+        CHECK(kp_dev_fill(A, t, &g, 11, 0, M * K) == 0 && kp_dev_fill(B, t, &g, 11, 1, K * N) == 0, "fill");
+        CHECK(kp_dev_pattern(C, bf16 ? KP_POISON_BF16_BITS : KP_POISON_F32_BITS, (int)es, (size_t)(M * N) * es) == 0,
+              "poison");
+        int rc = bf16 ? ((mm_bf16_fn)fn)((const uint16_t *)A, (const uint16_t *)B, (uint16_t *)C, M, N, K,
+                                         (cudaStream_t)kp_dev_stream())
+                      : ((mm_f32_fn)fn)((const float *)A, (const float *)B, (float *)C, M, N, K,
+                                        (cudaStream_t)kp_dev_stream());
+        CHECK(rc == 0, "%s returned %d at %lldx%lldx%lld", so, rc, (long long)M, (long long)N, (long long)K);
+        CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
+        CHECK(kp_dev_to_host(hA, A, (size_t)(M * K) * es) == 0 && kp_dev_to_host(hB, B, (size_t)(K * N) * es) == 0 &&
+                  kp_dev_to_host(hC, C, (size_t)(M * N) * es) == 0,
+              "copy back");
+        int64_t bad = 0;
+        double worst = 0.0;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double ref = 0.0, mag = 0.0;
+                for (int64_t k = 0; k < K; k++) {
+                    double a, b;
+                    if (bf16) {
+                        uint16_t x, y;
+                        memcpy(&x, hA + 2 * (i * K + k), 2);
+                        memcpy(&y, hB + 2 * (k * N + j), 2);
+                        a = kp_bf16_bits_to_f32(x);
+                        b = kp_bf16_bits_to_f32(y);
+                    } else {
+                        float x, y;
+                        memcpy(&x, hA + 4 * (i * K + k), 4);
+                        memcpy(&y, hB + 4 * (k * N + j), 4);
+                        a = x;
+                        b = y;
+                    }
+                    ref += a * b;
+                    mag += fabs(a * b);
+                }
+                double got;
+                if (bf16) {
+                    uint16_t x;
+                    memcpy(&x, hC + 2 * (i * N + j), 2);
+                    got = kp_bf16_bits_to_f32(x);
+                } else {
+                    float x;
+                    memcpy(&x, hC + 4 * (i * N + j), 4);
+                    got = x;
+                }
+                /* fp32: accumulation error only; bf16: one output rounding
+                 * (2^-8 relative) on top. NaN (poison) fails both. */
+                double tol = bf16 ? 4.0e-3 * fabs(ref) + 1e-5 * mag : 2e-6 * mag + 1e-30;
+                double err = fabs(got - ref);
+                if (!(err <= tol))
+                    bad++;
+                if (err / (tol > 0 ? tol : 1) > worst)
+                    worst = err / (tol > 0 ? tol : 1);
+            }
+        CHECK(bad == 0, "%s at %lldx%lldx%lld: %lld elements out of tolerance (worst err/tol %.2f)", so,
+              (long long)M, (long long)N, (long long)K, (long long)bad, worst);
+        kp_dev_free(A);
+        kp_dev_free(B);
+        kp_dev_free(C);
+        free(hA);
+        free(hB);
+        free(hC);
+    }
+    printf("matmul %s: %zu shapes right\n", bf16 ? "bf16" : "f32", sizeof shapes / sizeof shapes[0]);
+}
+
+/* ---- last: a sticky error kills the context ----------------------------- */
+
+static void test_sticky(void) {
+    void *buf = kp_dev_alloc(64);
+    bad_write_kernel<<<1, 1, 0, (cudaStream_t)kp_dev_stream()>>>((int *)(uintptr_t)16);
+    CHECK(kp_dev_sync() != 0, "an illegal address went unnoticed");
+    CHECK(strstr(kp_dev_error(), "dead") != NULL, "sync error does not say the context is dead: %s", kp_dev_error());
+    printf("sticky: '%s'\n", kp_dev_error());
+    char text[256];
+    int e = kp_dev_check_error(text, sizeof text);
+    printf("sticky check_error: %d '%s'\n", e, text);
+    CHECK(kp_dev_pattern(buf, 0, 1, 1) != 0, "helpers must fail after a sticky error");
+}
+
+int main(int argc, char **argv) {
+    int calibrate = 1, sticky = 1, big = 0;
+    const char *so_f32 = NULL, *so_bf16 = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--no-calibrate"))
+            calibrate = 0;
+        else if (!strcmp(argv[i], "--no-sticky"))
+            sticky = 0;
+        else if (!strcmp(argv[i], "--big"))
+            big = 1;
+        else if (!strcmp(argv[i], "--cublas-f32") && i + 1 < argc)
+            so_f32 = argv[++i];
+        else if (!strcmp(argv[i], "--cublas-bf16") && i + 1 < argc)
+            so_bf16 = argv[++i];
+        else {
+            fprintf(stderr, "unknown argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    char err[512];
+    int th = count_threads();
+    if (kp_dev_init(err, sizeof err)) {
+        fprintf(stderr, "FAIL kp_dev_init: %s\n", err);
+        return 1;
+    }
+    CHECK(kp_dev_kind == KP_BACKEND_CUDA, "kind");
+    printf("init: ok (threads %d -> %d)\n", th, count_threads());
+    test_env();
+    test_copies();
+    test_fill();
+    if (big)
+        test_fill_big();
+    test_checksum();
+    test_pattern();
+    test_flush();
+    test_events();
+    test_check_error();
+    test_audit(1);
+    test_audit(2); /* CUPTI detached after round 1: it must attach again */
+    if (so_f32)
+        test_matmul(so_f32, 0);
+    if (so_bf16)
+        test_matmul(so_bf16, 1);
+    if (calibrate)
+        test_calibrate();
+    if (sticky)
+        test_sticky();
+    if (g_fail) {
+        fprintf(stderr, "dev_backend_test: %d FAILED\n", g_fail);
+        return 1;
+    }
+    printf("dev_backend_test: all passed\n");
+    return 0;
+}

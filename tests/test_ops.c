@@ -1,0 +1,536 @@
+/* test_ops.c: the op registry, shapes, the four ops' float64 references
+ * against hand-computed values, the cost model, invoke, and the output
+ * check's bookkeeping and messages.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kproof/kproof.h"
+#include "test.h"
+
+/* ===== registry =========================================================== */
+
+static void test_registry(void) {
+    static const char *names[] = {"matmul_f32",    "matmul_bf16",    "softmax_f32", "softmax_bf16",
+                                  "layernorm_f32", "layernorm_bf16", "sum_f32"};
+    static const int outbuf[] = {2, 2, 1, 1, 3, 3, 1};
+    CHECK(kp_op_count() == 7);
+    CHECK(kp_op_at(-1) == NULL && kp_op_at(7) == NULL);
+    for (int i = 0; i < 7; i++) {
+        const kp_op *op = kp_op_at(i);
+        CHECK(op && strcmp(op->name, names[i]) == 0);
+        CHECK(kp_op_find(names[i]) == op);
+        char entry[64];
+        snprintf(entry, sizeof entry, "kp_%s", names[i]);
+        CHECK(strcmp(op->entry, entry) == 0);
+        char fam[64];
+        snprintf(fam, sizeof fam, "%s_%s", op->family, kp_dtype_name(op->dtype));
+        CHECK(strcmp(fam, op->name) == 0);
+        CHECK(kp_op_output_buf(op) == outbuf[i]);
+        CHECK(op->nbufs == outbuf[i] + 1);
+        for (int b = 0; b < op->nbufs; b++) {
+            CHECK(op->bufs[b].output == (b == outbuf[i])); /* inputs first, then the one output */
+            CHECK(op->bufs[b].dtype == op->dtype);
+        }
+        CHECK(op->ndists >= 2 && op->dists[0].name && strcmp(op->dists[0].name, "normal") == 0);
+        CHECK(op->rms_limit > 0 && op->rms_limit < 1);
+        CHECK(op->summary && op->proto && strstr(op->proto, op->entry) != NULL);
+        CHECK(op->invoke && op->reference && op->gen && op->draw_shape && op->shape_ok && op->flops &&
+              op->min_bytes && op->buf_elems);
+    }
+    CHECK(kp_op_find("softmax") == NULL);
+    CHECK(kp_op_find(NULL) == NULL);
+    CHECK(kp_op_resolve("softmax", NULL) == kp_op_find("softmax_f32"));
+    CHECK(kp_op_resolve("softmax", "bf16") == kp_op_find("softmax_bf16"));
+    CHECK(kp_op_resolve("softmax", "bfloat16") == kp_op_find("softmax_bf16"));
+    CHECK(kp_op_resolve("softmax", "fp32") == kp_op_find("softmax_f32"));
+    CHECK(kp_op_resolve("softmax_bf16", NULL) == kp_op_find("softmax_bf16"));
+    CHECK(kp_op_resolve("softmax_bf16", "bf16") == kp_op_find("softmax_bf16"));
+    CHECK(kp_op_resolve("softmax_bf16", "f32") == NULL); /* contradiction */
+    CHECK(kp_op_resolve("matmul", "") == kp_op_find("matmul_f32"));
+    CHECK(kp_op_resolve("sum", "bf16") == NULL);
+    CHECK(kp_op_resolve("matmul", "fp16") == NULL);
+    CHECK(kp_op_resolve("conv", NULL) == NULL);
+    CHECK(kp_op_resolve(NULL, NULL) == NULL);
+
+    CHECK(kp_dtype_size(KP_F32) == 4 && kp_dtype_size(KP_BF16) == 2);
+    CHECK(strcmp(kp_dtype_name(KP_F32), "f32") == 0 && strcmp(kp_dtype_name(KP_BF16), "bf16") == 0);
+    kp_backend b = KP_BACKEND_HOST;
+    CHECK(kp_backend_parse("cuda", &b) == 0 && b == KP_BACKEND_CUDA);
+    CHECK(kp_backend_parse("host", &b) == 0 && b == KP_BACKEND_HOST);
+    CHECK(kp_backend_parse("tpu", &b) == -1 && b == KP_BACKEND_HOST);
+    CHECK(strcmp(kp_backend_name(KP_BACKEND_CUDA), "cuda") == 0);
+    CHECK(strcmp(kp_backend_name(KP_BACKEND_HOST), "host") == 0);
+}
+
+/* ===== shape sets ========================================================= */
+
+static int same_shape(const kp_shape *a, int nd, int64_t d0, int64_t d1, int64_t d2) {
+    return a->nd == nd && a->d[0] == d0 && (nd < 2 || a->d[1] == d1) && (nd < 3 || a->d[2] == d2);
+}
+
+static int64_t largest_buf(const kp_op *op, const kp_shape *s) {
+    int64_t m = 0;
+    for (int b = 0; b < op->nbufs; b++)
+        if (op->buf_elems(s, b) > m) m = op->buf_elems(s, b);
+    return m;
+}
+
+static void test_shape_sets(void) {
+    /* canonical = ANCHORS.md */
+    const kp_op *mm = kp_op_find("matmul_bf16"), *sm = kp_op_find("softmax_f32"), *ln = kp_op_find("layernorm_bf16"),
+                *su = kp_op_find("sum_f32");
+    CHECK(mm->canonical.n == 4);
+    CHECK(same_shape(&mm->canonical.shapes[0], 3, 4096, 4096, 4096));
+    CHECK(same_shape(&mm->canonical.shapes[1], 3, 8192, 8192, 8192));
+    CHECK(same_shape(&mm->canonical.shapes[2], 3, 4095, 4095, 4095));
+    CHECK(same_shape(&mm->canonical.shapes[3], 3, 8192, 1024, 8192)); /* M N K */
+    CHECK(sm->canonical.n == 3);
+    CHECK(same_shape(&sm->canonical.shapes[0], 2, 8192, 8192, 0));
+    CHECK(same_shape(&sm->canonical.shapes[1], 2, 65536, 1024, 0));
+    CHECK(same_shape(&sm->canonical.shapes[2], 2, 4096, 32768, 0));
+    CHECK(ln->canonical.n == 3);
+    CHECK(same_shape(&ln->canonical.shapes[0], 2, 16384, 4096, 0));
+    CHECK(same_shape(&ln->canonical.shapes[1], 2, 65536, 1024, 0));
+    CHECK(same_shape(&ln->canonical.shapes[2], 2, 4096, 16384, 0));
+    CHECK(su->canonical.n == 3);
+    CHECK(same_shape(&su->canonical.shapes[0], 1, 1 << 28, 0, 0));
+    CHECK(same_shape(&su->canonical.shapes[1], 1, 1 << 24, 0, 0));
+    CHECK(same_shape(&su->canonical.shapes[2], 1, 1 << 20, 0, 0));
+
+    for (int o = 0; o < kp_op_count(); o++) {
+        const kp_op *op = kp_op_at(o);
+        const kp_shape_set *sets[3] = {&op->canonical, &op->edge, &op->quick};
+        char why[200];
+        for (int k = 0; k < 3; k++) {
+            CHECK(sets[k]->n > 0 && sets[k]->label);
+            for (int i = 0; i < sets[k]->n; i++) CHECK(op->shape_ok(&sets[k]->shapes[i], why, sizeof why) == 0);
+        }
+        CHECK(strcmp(op->canonical.label, "canonical") == 0 && strcmp(op->edge.label, "edge") == 0);
+        /* edge: small enough to check in full or cheaply, and awkward */
+        int has_one = 0, has_long = 0, awkward = 0;
+        for (int i = 0; i < op->edge.n; i++) {
+            const kp_shape *s = &op->edge.shapes[i];
+            CHECK(largest_buf(op, s) < (64 << 20));
+            if (op->nd == 3) CHECK((double)s->d[0] * s->d[1] * s->d[2] < 2147483648.0);
+            for (int d = 0; d < s->nd; d++) {
+                has_one |= s->d[d] == 1;
+                awkward += s->d[d] > 8 && s->d[d] % 8 != 0;
+            }
+            if (op->nd == 2) has_long |= s->d[1] >= 1048576;
+            if (op->nd == 3) has_long |= s->d[2] >= 1000000;
+        }
+        CHECK(has_one);
+        CHECK(has_long || op->nd == 1);
+        CHECK(awkward >= 5);
+        /* quick: a naive loop on one core takes well under 50 ms */
+        for (int i = 0; i < op->quick.n; i++) {
+            const kp_shape *s = &op->quick.shapes[i];
+            CHECK(op->flops(s) < 2e7 || op->nd == 1);
+            CHECK(largest_buf(op, s) <= 1100000);
+        }
+    }
+    CHECK(same_shape(&kp_op_find("matmul_f32")->quick.shapes[0], 3, 96, 80, 112));
+    CHECK(same_shape(&kp_op_find("sum_f32")->quick.shapes[0], 1, 1000003, 0, 0));
+}
+
+static void test_draw(void) {
+    for (int o = 0; o < kp_op_count(); o++) {
+        const kp_op *op = kp_op_at(o);
+        int dims = 0, odd = 0;
+        int64_t maxes[] = {1, 100, 1 << 18, 1 << 24};
+        for (int m = 0; m < 4; m++)
+            for (uint64_t seed = 0; seed < 200; seed++) {
+                kp_shape s;
+                char why[200];
+                op->draw_shape(seed * 7919 + 3, maxes[m], &s);
+                CHECK(s.nd == op->nd);
+                CHECK(op->shape_ok(&s, why, sizeof why) == 0);
+                CHECK(largest_buf(op, &s) <= maxes[m]);
+                for (int d = 0; d < s.nd; d++)
+                    if (s.d[d] > 2) dims++, odd += (int)(s.d[d] & 1);
+            }
+        CHECK(odd >= dims * 9 / 10);
+        /* the draw is a function of the seed */
+        kp_shape a, b;
+        op->draw_shape(42, 1 << 20, &a);
+        op->draw_shape(42, 1 << 20, &b);
+        CHECK(same_shape(&b, a.nd, a.d[0], a.d[1], a.d[2]));
+    }
+}
+
+/* ===== shape parsing ====================================================== */
+
+static void parse_fails(const kp_op *op, const char *text, const char *needle) {
+    kp_shape s;
+    char why[256] = "";
+    int rc = kp_op_parse_shape(op, text, &s, why, sizeof why);
+    CHECK(rc != 0);
+    if (!strstr(why, needle)) {
+        fprintf(stderr, "  parse '%s': message '%s' lacks '%s'\n", text ? text : "(null)", why, needle);
+        kp_test_failures++;
+    }
+}
+
+static void test_parse(void) {
+    const kp_op *mm = kp_op_find("matmul_f32"), *sm = kp_op_find("softmax_f32"), *su = kp_op_find("sum_f32");
+    kp_shape s;
+    char why[256];
+    CHECK(kp_op_parse_shape(mm, "4096x4096x4096", &s, why, sizeof why) == 0 && same_shape(&s, 3, 4096, 4096, 4096));
+    CHECK(kp_op_parse_shape(mm, "8192,1024,8192", &s, why, sizeof why) == 0 && same_shape(&s, 3, 8192, 1024, 8192));
+    CHECK(kp_op_parse_shape(mm, " 3 x 5 X 7 ", &s, why, sizeof why) == 0 && same_shape(&s, 3, 3, 5, 7));
+    CHECK(kp_op_parse_shape(sm, "65536x1024", &s, why, sizeof why) == 0 && same_shape(&s, 2, 65536, 1024, 0));
+    CHECK(kp_op_parse_shape(su, "268435456", &s, why, sizeof why) == 0 && same_shape(&s, 1, 268435456, 0, 0));
+    CHECK(kp_op_parse_shape(su, "+17", &s, why, sizeof why) == 0 && same_shape(&s, 1, 17, 0, 0));
+
+    parse_fails(mm, "4096x4096", "matmul takes 3 dimensions (M x N x K), got 2");
+    parse_fails(sm, "1x2x3", "softmax takes 2 dimensions (rows x cols), got 3");
+    parse_fails(sm, "1x2x3x4x5", "got 5");
+    parse_fails(su, "10,20", "sum takes 1 dimension (n), got 2");
+    parse_fails(sm, "0x5", "dimension rows is 0");
+    parse_fails(mm, "8x8x0", "dimension K is 0");
+    parse_fails(sm, "-5x3", "dimension rows is negative");
+    parse_fails(sm, "5x-3", "dimension cols is negative");
+    parse_fails(su, "99999999999999999999", "dimension n does not fit in 64 bits");
+    parse_fails(sm, "2000000x2000000", "buffer x would hold 4000000000000 elements (limit 2^40)");
+    parse_fails(mm, "2000000x2000000x2000000", "8e+18 elements of work is too large");
+    parse_fails(sm, "2000000000000x1", "dimension rows = 2000000000000 is too large");
+    parse_fails(mm, "4096xx4096", "bad shape '4096xx4096'");
+    parse_fails(mm, "4096x", "expected M x N x K");
+    parse_fails(sm, "abc", "e.g. 8192x8192");
+    parse_fails(sm, "1e3x5", "unexpected 'e'");
+    parse_fails(sm, "12;5", "unexpected ';'");
+    parse_fails(sm, "", "empty shape");
+    parse_fails(sm, NULL, "empty shape");
+
+    char buf[64];
+    kp_shape f = {3, {4096, 1024, 8192}};
+    CHECK(kp_shape_format(&f, buf, sizeof buf) == 14 && strcmp(buf, "4096x1024x8192") == 0);
+    CHECK(kp_shape_format(&f, buf, 5) == 14 && strcmp(buf, "4096") == 0); /* truncated like snprintf */
+    kp_shape one = {1, {1000003}};
+    CHECK(kp_shape_format(&one, buf, sizeof buf) == 7 && strcmp(buf, "1000003") == 0);
+}
+
+/* ===== references against hand-computed values ============================ */
+
+static void put(const kp_op *op, void *buf, int64_t i, double v) {
+    if (op->dtype == KP_BF16) ((uint16_t *)buf)[i] = kp_f32_to_bf16_bits((float)v);
+    else ((float *)buf)[i] = (float)v;
+}
+
+/* A reference whose inputs are given, checked against want[], and whose
+ * tolerances are tight: every tol below rel * |want| + abs. */
+static void ref_case_abs(const kp_op *op, const kp_shape *s, const double *const *vals, const double *want,
+                         double tol, double rel, double abs) {
+    void *in[KP_MAX_BUFS] = {0};
+    for (int b = 0; b < op->nbufs; b++) {
+        if (op->bufs[b].output) continue;
+        int64_t n = op->buf_elems(s, b);
+        in[b] = malloc((size_t)n * 4);
+        for (int64_t i = 0; i < n; i++) put(op, in[b], i, vals[b][i]);
+    }
+    kp_ref r;
+    CHECK(op->reference(op, s, (const void *const *)in, &r) == 0);
+    int64_t n = op->buf_elems(s, kp_op_output_buf(op));
+    CHECK(r.n == n && r.want && r.tol);
+    for (int64_t i = 0; i < n && r.want; i++) {
+        CHECK_NEAR(r.want[i], want[i], tol);
+        CHECK(r.tol[i] > 0 && r.tol[i] <= rel * fabs(want[i]) + abs);
+    }
+    kp_ref_free(&r);
+    CHECK(r.want == NULL && r.tol == NULL);
+    for (int b = 0; b < KP_MAX_BUFS; b++) free(in[b]);
+}
+static void ref_case(const kp_op *op, const kp_shape *s, const double *const *vals, const double *want, double tol,
+                     double rel) {
+    ref_case_abs(op, s, vals, want, tol, rel, 1e-30);
+}
+
+static void test_references(void) {
+    /* softmax of [0, ln 2, ln 3] is [1, 2, 3] / 6; of [0, 1, 2] it is
+     * e^k / (1 + e + e^2) = 0.0900305731703805, 0.244728471054798,
+     * 0.665240955774822. The f32 inputs round ln 2 and ln 3 by 3e-8. */
+    {
+        const kp_op *op = kp_op_find("softmax_f32");
+        kp_shape s = {2, {2, 3}};
+        double x[] = {0, log(2.0), log(3.0), 0, 1, 2};
+        const double *vals[] = {x};
+        double want[] = {1.0 / 6, 2.0 / 6, 3.0 / 6, 0.0900305731703805, 0.244728471054798, 0.665240955774822};
+        ref_case(op, &s, vals, want, 2e-8, 1e-4);
+        /* bf16: 0, 1, 2 are exact */
+        const kp_op *bf = kp_op_find("softmax_bf16");
+        kp_shape s1 = {2, {1, 3}};
+        const double *vals1[] = {x + 3};
+        ref_case(bf, &s1, vals1, want + 3, 1e-15, 0.05);
+        /* a row of 1 is always 1, whatever x is */
+        kp_shape s2 = {2, {2, 1}};
+        double x2[] = {-1e30, 1e30}, w2[] = {1, 1};
+        const double *vals2[] = {x2};
+        ref_case(op, &s2, vals2, w2, 0, 1e-4);
+    }
+    /* layernorm of [1, 2, 3, 4]: mean 2.5, var 1.25, rstd 1/sqrt(1.25001)
+     * = 0.894423613, z = [-1.5, -0.5, 0.5, 1.5] rstd; with w = [1, 2, 0.5, 1]
+     * and b = [0, 1, 0, -1]: y = [-1.34163542, 0.105576387, 0.223605903,
+     * 0.341635420]. Second row [5, 5, 5, 5]: var 0, so y = b; its
+     * tolerance is wider (rstd = 1/sqrt(eps) = 316 amplifies any error in
+     * the mean) but stays under 1e-2 |w|. */
+    {
+        const kp_op *op = kp_op_find("layernorm_f32");
+        kp_shape s = {2, {2, 4}};
+        double x[] = {1, 2, 3, 4, 5, 5, 5, 5}, w[] = {1, 2, 0.5, 1}, b[] = {0, 1, 0, -1};
+        const double *vals[] = {x, w, b};
+        double want[] = {-1.3416354199689269, 0.105576386687382, 0.2236059033281545, 0.3416354199689269, 0, 1, 0,
+                         -1};
+        ref_case_abs(op, &s, vals, want, 1e-15, 1e-3, 1e-2); /* y[0,1] = -0.89 + 1 cancels */
+        ref_case_abs(kp_op_find("layernorm_bf16"), &s, vals, want, 1e-15, 0.05, 1e-2);
+        kp_shape s1 = {2, {1, 4}};
+        ref_case(op, &s1, vals, want, 1e-15, 1e-3);
+    }
+    /* [[1,2,3],[4,5,6]] [[7,8],[9,10],[11,12]] = [[58,64],[139,154]] */
+    {
+        const kp_op *op = kp_op_find("matmul_f32");
+        kp_shape s = {3, {2, 2, 3}};
+        double A[] = {1, 2, 3, 4, 5, 6}, B[] = {7, 8, 9, 10, 11, 12};
+        const double *vals[] = {A, B};
+        double want[] = {58, 64, 139, 154};
+        ref_case(op, &s, vals, want, 0, 1e-4);
+        ref_case(kp_op_find("matmul_bf16"), &s, vals, want, 0, 0.05);
+        /* cancellation: [1, -1] . [1e4, 1e4] = 0 exactly; tol from S = 2e4 */
+        kp_shape c = {3, {1, 1, 2}};
+        double a2[] = {1, -1}, b2[] = {1e4, 1e4}, w2[] = {0};
+        const double *v2[] = {a2, b2};
+        void *in[2] = {malloc(8), malloc(8)};
+        for (int i = 0; i < 2; i++) put(op, in[0], i, a2[i]), put(op, in[1], i, b2[i]);
+        kp_ref r;
+        CHECK(op->reference(op, &c, (const void *const *)in, &r) == 0);
+        CHECK(r.want[0] == 0 && r.tol[0] > 2e4 * KP_U32 && r.tol[0] < 2e4 * 1e-5);
+        kp_ref_free(&r);
+        free(in[0]);
+        free(in[1]);
+        (void)v2;
+        (void)w2;
+    }
+    /* sums: 1 + 2 + 3 + 4.5 = 10.5; 1e8 + 1 - 1e8 = 1 (exact in double,
+     * lost by a float chain); one element is itself */
+    {
+        const kp_op *op = kp_op_find("sum_f32");
+        kp_shape s = {1, {4}};
+        double x[] = {1, 2, 3, 4.5}, w[] = {10.5};
+        const double *vals[] = {x};
+        ref_case(op, &s, vals, w, 0, 1e-4);
+        kp_shape s3 = {1, {3}};
+        double x3[] = {1e8, 1, -1e8}, w3[] = {1};
+        const double *v3[] = {x3};
+        ref_case(op, &s3, v3, w3, 0, 1000.0); /* tol comes from |x|: 30 float ulps of 1e8 */
+        kp_shape s1 = {1, {1}};
+        double x1[] = {-2.25}, w1[] = {-2.25};
+        const double *v1[] = {x1};
+        ref_case(op, &s1, v1, w1, 0, 1e-4);
+    }
+}
+
+/* ===== cost model ========================================================= */
+
+static void test_cost(void) {
+    const kp_op *mm = kp_op_find("matmul_f32"), *mb = kp_op_find("matmul_bf16");
+    kp_shape c = {3, {4096, 4096, 4096}};
+    CHECK(mm->flops(&c) == 137438953472.0);       /* 2 * 4096^3 */
+    CHECK(mm->min_bytes(&c) == 201326592.0);      /* 3 * 4096^2 * 4 */
+    CHECK(mb->flops(&c) == 137438953472.0);
+    CHECK(mb->min_bytes(&c) == 100663296.0);
+    kp_shape r = {3, {8192, 1024, 8192}};
+    CHECK(mm->flops(&r) == 2.0 * 8192 * 1024 * 8192);
+    CHECK(mm->min_bytes(&r) == (8192.0 * 8192 + 8192.0 * 1024 + 8192.0 * 1024) * 4); /* A, B, C */
+    CHECK(mm->buf_elems(&r, 0) == 8192LL * 8192 && mm->buf_elems(&r, 1) == 8192LL * 1024 &&
+          mm->buf_elems(&r, 2) == 8192LL * 1024);
+
+    const kp_op *sm = kp_op_find("softmax_f32"), *sb = kp_op_find("softmax_bf16");
+    kp_shape q = {2, {8192, 8192}};
+    CHECK(sm->min_bytes(&q) == 536870912.0); /* read x, write y */
+    CHECK(sb->min_bytes(&q) == 268435456.0);
+    CHECK(sm->flops(&q) == 5.0 * 67108864);
+
+    const kp_op *ln = kp_op_find("layernorm_f32"), *lb = kp_op_find("layernorm_bf16");
+    kp_shape l = {2, {16384, 4096}};
+    CHECK(ln->min_bytes(&l) == 536903680.0); /* x, y, w, b */
+    CHECK(lb->min_bytes(&l) == 268451840.0);
+    CHECK(ln->flops(&l) == 8.0 * 67108864);
+    CHECK(ln->buf_elems(&l, 1) == 4096 && ln->buf_elems(&l, 2) == 4096 && ln->buf_elems(&l, 3) == 67108864);
+
+    const kp_op *su = kp_op_find("sum_f32");
+    kp_shape n = {1, {1 << 28}};
+    CHECK(su->min_bytes(&n) == 1073741828.0);
+    CHECK(su->flops(&n) == 268435456.0);
+    CHECK(su->buf_elems(&n, 1) == 1);
+}
+
+/* ===== invoke ============================================================= */
+
+static void *seen_stream;
+static int fake_sum(const float *x, float *out, int64_t n) {
+    float s = 0;
+    for (int64_t i = 0; i < n; i++) s += x[i];
+    *out = s;
+    return 7;
+}
+static int fake_sum_s(const float *x, float *out, int64_t n, void *stream) {
+    seen_stream = stream;
+    return fake_sum(x, out, n) + 1;
+}
+static int fake_ln(const uint16_t *x, const uint16_t *w, const uint16_t *b, uint16_t *y, int64_t rows, int64_t cols) {
+    (void)x;
+    for (int64_t i = 0; i < rows * cols; i++) y[i] = (uint16_t)(w[i % cols] + b[i % cols]);
+    return (int)(rows * 100 + cols);
+}
+static int fake_mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K, void *stream) {
+    seen_stream = stream;
+    C[0] = A[0] * B[0];
+    return (int)(M * 10000 + N * 100 + K);
+}
+
+static void test_invoke(void) {
+    void *fn;
+    float x[3] = {1, 2, 4}, out = 0;
+    void *bufs[KP_MAX_BUFS] = {x, &out};
+    kp_shape s = {1, {3}};
+    int (*f1)(const float *, float *, int64_t) = fake_sum;
+    memcpy(&fn, &f1, sizeof fn);
+    const kp_op *su = kp_op_find("sum_f32");
+    CHECK(su->invoke(fn, bufs, &s, NULL, 0) == 7 && out == 7.0f);
+    int (*f2)(const float *, float *, int64_t, void *) = fake_sum_s;
+    memcpy(&fn, &f2, sizeof fn);
+    out = 0;
+    CHECK(su->invoke(fn, bufs, &s, (void *)&s, 1) == 8 && out == 7.0f && seen_stream == (void *)&s);
+
+    uint16_t xx[6] = {0}, w[3] = {1, 2, 3}, b[3] = {10, 20, 30}, y[6] = {0};
+    void *lb[KP_MAX_BUFS] = {xx, w, b, y};
+    kp_shape ls = {2, {2, 3}};
+    int (*f3)(const uint16_t *, const uint16_t *, const uint16_t *, uint16_t *, int64_t, int64_t) = fake_ln;
+    memcpy(&fn, &f3, sizeof fn);
+    CHECK(kp_op_find("layernorm_bf16")->invoke(fn, lb, &ls, NULL, 0) == 203);
+    CHECK(y[0] == 11 && y[5] == 33);
+
+    float A[1] = {3}, B[1] = {5}, C[1] = {0};
+    void *mb[KP_MAX_BUFS] = {A, B, C};
+    kp_shape ms = {3, {1, 2, 3}};
+    int (*f4)(const float *, const float *, float *, int64_t, int64_t, int64_t, void *) = fake_mm;
+    memcpy(&fn, &f4, sizeof fn);
+    seen_stream = NULL;
+    CHECK(kp_op_find("matmul_f32")->invoke(fn, mb, &ms, (void *)A, 1) == 10203 && C[0] == 15.0f &&
+          seen_stream == (void *)A);
+}
+
+/* ===== the output check =================================================== */
+
+static void test_check(void) {
+    const kp_op *op = kp_op_find("softmax_f32");
+    kp_shape s = {2, {2, 3}};
+    double want[6] = {0.1, 0.2, 0.7, 0.3, 0.3, 0.4}, tol[6] = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
+    kp_ref ref = {6, want, tol, NULL, NULL};
+    float out[6];
+    kp_check c;
+
+    for (int i = 0; i < 6; i++) out[i] = (float)want[i];
+    CHECK(kp_check_output(op, &s, NULL, &ref, out, 1, &c) == 0);
+    CHECK(c.ok && c.checked == 6 && c.bad == 0 && c.first_bad == -1 && c.max_ratio < 1e-4);
+    CHECK(strcmp(c.method, "full") == 0 && c.rms_limit == op->rms_limit);
+
+    /* one element over: coordinates, values, counts */
+    out[4] = 0.31f;
+    kp_check_output(op, &s, NULL, &ref, out, 1, &c);
+    CHECK(!c.ok && c.bad == 1 && c.first_bad == 4);
+    CHECK(fabs(c.max_ratio - 10.0) < 1e-3);
+    CHECK(strstr(c.why, "y[1,1] = 0.31 but want 0.3 (tol 0.001); 1 of 6 elements over tolerance") != NULL);
+
+    /* poison wins over everything and says so in the agreed words */
+    uint32_t p = KP_POISON_F32_BITS;
+    memcpy(&out[3], &p, 4);
+    memcpy(&out[5], &p, 4);
+    kp_check_output(op, &s, NULL, &ref, out, 1, &c);
+    CHECK(!c.ok && c.poisoned == 2 && c.first_bad == 3);
+    CHECK(strstr(c.why, "output never written: 2 of 6 elements still hold the poison pattern") != NULL);
+    CHECK(strstr(c.why, "y[1,0]") != NULL);
+
+    /* NaN / Inf that are not poison */
+    for (int i = 0; i < 6; i++) out[i] = (float)want[i];
+    out[2] = (float)INFINITY;
+    out[1] = (float)NAN;
+    kp_check_output(op, &s, NULL, &ref, out, 1, &c);
+    CHECK(!c.ok && c.nonfinite == 2 && c.poisoned == 0 && c.first_bad == 1);
+    CHECK(strstr(c.why, "y[0,1] = nan but want 0.2; 2 of 6 elements are NaN or Inf") != NULL);
+
+    /* every element a little off: under 1 everywhere, over the RMS limit */
+    for (int i = 0; i < 6; i++) out[i] = (float)(want[i] + 0.6e-3);
+    kp_check_output(op, &s, NULL, &ref, out, 1, &c);
+    CHECK(!c.ok && c.bad == 0 && c.max_ratio < 1 && c.rms_ratio > op->rms_limit);
+    CHECK(strstr(c.why, "RMS error") != NULL && c.first_bad >= 0);
+
+    /* zero tolerance demands exact equality, not a division by zero */
+    kp_check_begin(&c, 0.5);
+    kp_check_add(&c, 0, 1.0, 1.0, 0.0, 0);
+    kp_check_finish(&c, op, &s);
+    CHECK(c.ok && c.max_ratio == 0);
+    kp_check_begin(&c, 0.5);
+    kp_check_add(&c, 1, 1.0 + 1e-12, 1.0, 0.0, 0);
+    kp_check_finish(&c, op, &s);
+    CHECK(!c.ok && c.bad == 1 && isinf(c.max_ratio));
+
+    /* 1-d output names out[i] */
+    const kp_op *su = kp_op_find("sum_f32");
+    kp_shape n = {1, {5}};
+    kp_check_begin(&c, su->rms_limit);
+    kp_check_add(&c, 0, 2.0, 1.0, 0.1, 0);
+    kp_check_finish(&c, su, &n);
+    CHECK(strstr(c.why, "out[0] = 2 but want 1") != NULL);
+
+    /* bf16 outputs are read as bf16 */
+    const kp_op *bf = kp_op_find("softmax_bf16");
+    uint16_t h[6];
+    for (int i = 0; i < 6; i++) h[i] = kp_f32_to_bf16_bits((float)want[i]);
+    double tb[6];
+    for (int i = 0; i < 6; i++) tb[i] = 4 * KP_U16 * want[i];
+    kp_ref rb = {6, want, tb, NULL, NULL};
+    CHECK(kp_check_output(bf, &s, NULL, &rb, h, 1, &c) == 0 && c.ok);
+    h[0] = KP_POISON_BF16_BITS;
+    kp_check_output(bf, &s, NULL, &rb, h, 1, &c);
+    CHECK(!c.ok && c.poisoned == 1);
+}
+
+/* The whole path on a real op: generated inputs, reference, a correct
+ * output and a wrong one. */
+static void test_end_to_end(void) {
+    const kp_op *op = kp_op_find("layernorm_f32");
+    const kp_shape *s = &op->quick.shapes[1];
+    void *in[KP_MAX_BUFS];
+    kp_ref ref;
+    CHECK(kp_gen_inputs(op, s, 1, 5, in) == 0);
+    CHECK(op->reference(op, s, (const void *const *)in, &ref) == 0);
+    int64_t n = ref.n;
+    float *out = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) out[i] = (float)ref.want[i];
+    kp_check c;
+    kp_check_output(op, s, (const void *const *)in, &ref, out, 3, &c);
+    CHECK(c.ok && c.checked == n);
+    out[n - 1] = -out[n - 1] + 1.0f;
+    kp_check_output(op, s, (const void *const *)in, &ref, out, 3, &c);
+    CHECK(!c.ok && c.first_bad == n - 1);
+    free(out);
+    kp_ref_free(&ref);
+    kp_free_bufs(op, in);
+}
+
+int main(void) {
+    test_registry();
+    test_shape_sets();
+    test_draw();
+    test_parse();
+    test_references();
+    test_cost();
+    test_invoke();
+    test_check();
+    test_end_to_end();
+    TEST_MAIN_END();
+}
