@@ -44,6 +44,9 @@ double kp_wk_last_wall(const kp_wk *w);
 const char *kp_wk_log(const kp_wk *w, int64_t *total_bytes);
 void kp_wk_stop(kp_wk *w);
 double kp_wall_s(void); /* monotonic seconds */
+/* Runs fn(ctx, i) for i in [0, n) on up to the machine's cores; returns
+ * when all are done. The parent's own CPU work (inputs, references). */
+void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx);
 
 /* ---- candidate builds ------------------------------------------------------- */
 

@@ -1,0 +1,44 @@
+/* parallel.c: the parent's CPU work spread over the cores (POSIX threads).
+ * Input sets and their float64 references are independent, and on a GPU
+ * machine with many cores this is what keeps the protocol's CPU side from
+ * dominating a run. */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "core/host_api.h"
+
+typedef struct pool {
+    void (*fn)(void *, int);
+    void *ctx;
+    int n, next;
+    pthread_mutex_t mu;
+} pool;
+
+static void *worker(void *arg) {
+    pool *p = (pool *)arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        int i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        if (i >= p->n) return NULL;
+        p->fn(p->ctx, i);
+    }
+}
+
+void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = cores > 1 ? (int)cores : 1;
+    if (nt > n) nt = n;
+    if (nt > 32) nt = 32;
+    if (nt <= 1) {
+        for (int i = 0; i < n; i++) fn(ctx, i);
+        return;
+    }
+    pool p = {fn, ctx, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    pthread_t th[32];
+    int started = 0;
+    for (int t = 0; t < nt; t++)
+        if (pthread_create(&th[t], NULL, worker, &p) == 0) started++;
+    if (started == 0) worker(&p); /* no threads: do it here */
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+}
