@@ -419,7 +419,7 @@ static void test_softmax(void) {
 
 /* ===== layernorm ========================================================== */
 
-enum { LN_TWO_PASS, LN_WELFORD, LN_MULTI_ACC, LN_ONE_PASS, LN_BF16_IN, LN_BF16_ARITH, LN_BIAS, LN_IDX_BUG };
+enum { LN_TWO_PASS, LN_WELFORD, LN_MULTI_ACC, LN_PIVOT, LN_ONE_PASS, LN_BF16_IN, LN_BF16_ARITH, LN_BIAS, LN_IDX_BUG };
 
 static void v_layernorm(const kp_op *op, const kp_shape *s, const void *const *in, void *out, int mode) {
     int64_t rows = s->d[0], cols = s->d[1];
@@ -465,6 +465,24 @@ static void v_layernorm(const kp_op *op, const kp_shape *s, const void *const *i
                 p2[t] = a;
             }
             var = tree_sum(p2, 256) / n;
+        } else if (mode == LN_PIVOT) {
+            /* shifted by the row's first element (as the GPU kernels do),
+             * 4 chains per thread, 32 threads, tree; y = fma(d*rstd, w, b) */
+            float pv = xr[0], *v = malloc((size_t)cols * 4);
+            for (int t = 0; t < 128; t++) p1[t] = p2[t] = 0;
+            for (int64_t j = 0; j < cols; j++) {
+                v[j] = xr[j] - pv;
+                p1[j % 128] = p1[j % 128] + v[j];
+            }
+            float delta = tree_sum(p1, 128) / n;
+            for (int64_t j = 0; j < cols; j++) {
+                v[j] = v[j] - delta;
+                p2[j % 128] = fmaf(v[j], v[j], p2[j % 128]);
+            }
+            float rs = 1.0f / sqrtf(tree_sum(p2, 128) / n + eps);
+            for (int64_t j = 0; j < cols; j++) store(op, out, r * cols + j, fmaf(v[j] * rs, w[j], b[j]));
+            free(v);
+            continue;
         } else { /* LN_ONE_PASS: E[x^2] - E[x]^2 */
             float s1 = 0, s2 = 0;
             for (int64_t j = 0; j < cols; j++) {
@@ -506,6 +524,8 @@ static void test_layernorm(void) {
             EXPECT_HONEST(run(t32, v_layernorm, LN_TWO_PASS, "two-pass"));
             EXPECT_HONEST(run(t32, v_layernorm, LN_WELFORD, "Welford"));
             EXPECT_HONEST(run(t32, v_layernorm, LN_MULTI_ACC, "256 chains + tree"));
+            EXPECT_HONEST(run(t32, v_layernorm, LN_PIVOT, "pivot-shifted, 128 chains"));
+            EXPECT_PASS(run(tbf, v_layernorm, LN_PIVOT, "bf16: pivot-shifted, round"));
             EXPECT_PASS(run(tbf, v_layernorm, LN_TWO_PASS, "bf16: fp32 then round"));
             EXPECT_PASS(run(tbf, v_layernorm, LN_WELFORD, "bf16: Welford, round"));
             if (s->d[1] > 1) {

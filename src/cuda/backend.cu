@@ -472,6 +472,30 @@ int kp_dev_sync(void) {
 
 void *kp_dev_stream(void) { return (void *)g_stream; }
 
+int kp_dev_persist_state(void) {
+    size_t limit = 0;
+    if (cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize) != cudaSuccess) {
+        (void)cudaGetLastError();
+        limit = 0;
+    }
+    cudaStreamAttrValue w;
+    memset(&w, 0, sizeof w);
+    if (cudaStreamGetAttribute(g_stream, cudaStreamAttributeAccessPolicyWindow, &w) != cudaSuccess) {
+        (void)cudaGetLastError();
+        w.accessPolicyWindow.num_bytes = 0;
+    }
+    return limit > 0 || w.accessPolicyWindow.num_bytes > 0;
+}
+
+int64_t kp_dev_mem_used(void) {
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return (int64_t)(total_b - free_b);
+}
+
 int kp_dev_event_start(void) {
     kp_cu_clearerr();
     if (kp_not_ready())

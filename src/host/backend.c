@@ -190,3 +190,14 @@ int kp_dev_calibrate(kp_calib_rep *rep) {
     snprintf(rep->note, sizeof rep->note, "memcpy of 256 MiB, best of 5; no GEMM peak on the host");
     return 0;
 }
+
+int kp_dev_persist_state(void) { return 0; }
+
+int64_t kp_dev_mem_used(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    long size = 0, resident = 0;
+    int ok = fscanf(f, "%ld %ld", &size, &resident) == 2;
+    fclose(f);
+    return ok ? (int64_t)resident * (int64_t)sysconf(_SC_PAGESIZE) : 0;
+}

@@ -97,16 +97,22 @@ static double ln_bytes_bf16(const kp_shape *s) { return ln_bytes(s, 2.0); }
 /* The model (see check.c), for a row of n values with mean m, standard
  * deviation sd (rstd = 1/sqrt(var + eps)), z_j = (x_j - m) rstd:
  *   - the mean is a length-n reduction: error u (sum|x| + sqrt(n)|sum x|)/n
- *     (none when n = 1)
  *     = u (mean|x| + sqrt(n)|m|); it shifts every z_j by rstd times that.
- *     With a large mean (offset inputs) this is the dominant term: an honest
- *     sequential fp32 mean of 1000 + N(0,1) is off by ~1000 u sqrt(n)/3.
+ *     Kernels often shift the row by a value of their own first (its first
+ *     element as a pivot, a partial mean) to keep the sums small; x - pivot
+ *     then carries u |x - pivot| <= 2 u max|x - m|, which comes back
+ *     uncancelled when the pivot is subtracted out again: u max|x - m| too
+ *     (the H200 warp-per-row kernels do this and land at max e ~0.11).
+ *     With a large mean (offset inputs) sqrt(n)|m| is the dominant term: an
+ *     honest sequential fp32 mean of 1000 + N(0,1) is off by ~1000 u sqrt(n)/3.
+ *     None of it when n = 1: the mean is x itself.
  *   - the variance is a reduction of positive terms: relative
  *     (1 + sqrt(n)) u, half of it in rstd, so |z_j| (1 + sqrt(n)) u; the
  *     subtraction, the rsqrt, the multiplies add a few u of |z_j|.
  *   - y = z w + b: u (|z w| + |y|) for the last multiply-add.
  *
- *   tol_j = KP_LN_C * u * (|w_j| (rstd (mean|x| + sqrt(n)|m|) + |z_j| (4 + sqrt(n))) + |b_j|)
+ *   tol_j = KP_LN_C * u * (|w_j| (rstd (mean|x| + sqrt(n)|m| + max|x - m|) + |z_j| (4 + sqrt(n)))
+ *                          + |b_j|)
  *           + floor                                      [+ 4 u_bf16 |y_j|]
  *
  * Two-pass and Welford in fp32 both fit it. A one-pass variance
@@ -132,13 +138,15 @@ static int ln_reference(const kp_op *op, const kp_shape *s, const void *const *i
             sabs += fabs(v);
         }
         double mean = sum / n;
+        double dmax = 0;
         for (int64_t j = 0; j < cols; j++) {
             double d = kp_ld(in[0], tx, o + j) - mean;
             css += d * d;
+            if (fabs(d) > dmax) dmax = fabs(d);
         }
         double rstd = 1.0 / sqrt(css / n + KP_LAYERNORM_EPS);
         /* One column: the mean is x itself, exactly, and y is exactly b. */
-        double shift = cols > 1 ? rstd * (sabs / n + sq * fabs(mean)) : 0.0;
+        double shift = cols > 1 ? rstd * (sabs / n + sq * fabs(mean) + dmax) : 0.0;
         for (int64_t j = 0; j < cols; j++) {
             double z = (kp_ld(in[0], tx, o + j) - mean) * rstd;
             double w = kp_ld(in[1], tw, j), b = kp_ld(in[2], tb, j);

@@ -72,9 +72,9 @@ int kp_shape_common_ok(const kp_op *op, const kp_shape *s, char *why, size_t len
 /* sqrt of a length, as the random-walk factor of a sequential reduction. */
 static inline double kp_sqrt_len(int64_t n) { return sqrt((double)(n > 0 ? n : 1)); }
 
-/* Where a tolerance would fall below this, it is this: flush-to-zero and
- * denormal results are honest, and a handful of smallest normals is
- * far below anything a wrong answer gets away with. */
+/* Added to every tolerance: flush-to-zero and denormal results are honest
+ * where want is tiny, and a handful of smallest normals is far below
+ * anything a wrong answer gets away with elsewhere. */
 #define KP_TOL_FLOOR (16.0 * 1.17549435082228751e-38)
 
 /* M*N*K above which the matmul reference samples (tests lower it). */

@@ -340,10 +340,9 @@ void kp_wk_stop(kp_wk *w) {
             reap(w, 0);
             if (!w->dead) usleep(2000);
         }
-        kill_group(w);
-    } else {
-        kill(-w->pid, SIGKILL); /* children it left behind */
     }
+    kill(-w->pid, SIGKILL); /* and whatever it left behind in its group */
+    kill_group(w);
     close(w->req);
     close(w->rep);
     close(w->log);

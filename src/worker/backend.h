@@ -65,6 +65,14 @@ int kp_dev_audit_end(kp_audit_rep *rep);
 
 int kp_dev_calibrate(kp_calib_rep *rep);
 
+/* After a call: 1 when the candidate left L2 persistence set up (a
+ * persisting-L2 limit above 0 or an access-policy window on the given
+ * stream), 0 otherwise. Host: 0. */
+int kp_dev_persist_state(void);
+/* Device memory in use now, in bytes (cuda: total - free; host: resident
+ * set size), to see what a call kept for itself. */
+int64_t kp_dev_mem_used(void);
+
 /* Monotonic nanoseconds (CLOCK_MONOTONIC); defined in worker.c. */
 uint64_t kp_now_ns(void);
 

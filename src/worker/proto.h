@@ -104,7 +104,10 @@ typedef struct kp_run_rep {
     double flush_s;
     int32_t canary_bad;       /* bitmask of buffers whose guards changed */
     int32_t inputs_changed;   /* bitmask of input buffers whose checksum changed */
-    int32_t threads_before, threads_after;
+    int32_t threads_before, threads_after; /* threads + child processes */
+    int32_t persist;          /* the call left L2 persistence set up (cuda) */
+    int32_t pad;
+    int64_t mem_grown;        /* bytes of device memory the call kept */
 } kp_run_rep;
 
 /* FETCH: reply payload is the raw bytes */

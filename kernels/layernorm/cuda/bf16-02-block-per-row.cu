@@ -37,9 +37,9 @@ static __device__ __forceinline__ double block_sum(double v, double *sh) {
 }
 
 static __global__ __launch_bounds__(THREADS) void layernorm_block(const kp_bf16 *__restrict__ x,
-                                                                   const kp_bf16 *__restrict__ w,
-                                                                   const kp_bf16 *__restrict__ b,
-                                                                   kp_bf16 *__restrict__ y, int64_t cols) {
+                                                                  const kp_bf16 *__restrict__ w,
+                                                                  const kp_bf16 *__restrict__ b,
+                                                                  kp_bf16 *__restrict__ y, int64_t cols) {
     __shared__ double sh_mean[WARPS];
     __shared__ double sh_var[WARPS];
     const kp_bf16 *xr = x + (int64_t)blockIdx.x * cols;
@@ -63,8 +63,8 @@ static __global__ __launch_bounds__(THREADS) void layernorm_block(const kp_bf16 
     }
 }
 
-KP_ENTRY int kp_layernorm_bf16(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 *y, int64_t rows, int64_t cols,
-                              kp_stream stream) {
+KP_ENTRY int kp_layernorm_bf16(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 *y, int64_t rows,
+                               int64_t cols, kp_stream stream) {
     if (rows <= 0 || cols <= 0) return 0;
     const int64_t max_grid = 0x7fffffff;
     for (int64_t r0 = 0; r0 < rows; r0 += max_grid) { /* one pass unless rows > 2^31-1 */

@@ -61,9 +61,9 @@ template <> struct vec<8> {
 
 template <int VEC>
 static __global__ __launch_bounds__(THREADS) void layernorm_block(const kp_bf16 *__restrict__ x,
-                                                                   const kp_bf16 *__restrict__ w,
-                                                                   const kp_bf16 *__restrict__ b,
-                                                                   kp_bf16 *__restrict__ y, int64_t cols) {
+                                                                  const kp_bf16 *__restrict__ w,
+                                                                  const kp_bf16 *__restrict__ b,
+                                                                  kp_bf16 *__restrict__ y, int64_t cols) {
     __shared__ double sh_mean[WARPS];
     __shared__ double sh_var[WARPS];
     const kp_bf16 *xr = x + (int64_t)blockIdx.x * cols;
@@ -101,8 +101,8 @@ static __global__ __launch_bounds__(THREADS) void layernorm_block(const kp_bf16 
     }
 }
 
-KP_ENTRY int kp_layernorm_bf16(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 *y, int64_t rows, int64_t cols,
-                              kp_stream stream) {
+KP_ENTRY int kp_layernorm_bf16(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 *y, int64_t rows,
+                               int64_t cols, kp_stream stream) {
     if (rows <= 0 || cols <= 0) return 0;
     const int vec8 = cols % 8 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0 && (uintptr_t)b % 16 == 0 &&
                      (uintptr_t)y % 16 == 0;

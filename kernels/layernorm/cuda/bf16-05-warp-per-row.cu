@@ -75,8 +75,8 @@ static __device__ __forceinline__ float first(const kp_bf16 *p) { return bf16_to
  * 64 registers a thread at PER = 32 (1024 threads per SM), fewer below. */
 template <int VEC, int PER, int TPR, int BLOCK>
 static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 : 1024) / BLOCK) void layernorm_regs(
-    const kp_bf16 *__restrict__ x, const kp_bf16 *__restrict__ w, const kp_bf16 *__restrict__ b, kp_bf16 *__restrict__ y,
-    int64_t rows, int64_t cols) {
+    const kp_bf16 *__restrict__ x, const kp_bf16 *__restrict__ w, const kp_bf16 *__restrict__ b,
+    kp_bf16 *__restrict__ y, int64_t rows, int64_t cols) {
     constexpr int CHUNKS = PER / VEC;
     __shared__ float sh_mean[32];
     __shared__ float sh_var[32];
@@ -144,9 +144,9 @@ static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 :
  * chain of chunks grows with the row. */
 template <int VEC>
 static __global__ __launch_bounds__(LONG_THREADS) void layernorm_long(const kp_bf16 *__restrict__ x,
-                                                                       const kp_bf16 *__restrict__ w,
-                                                                       const kp_bf16 *__restrict__ b,
-                                                                       kp_bf16 *__restrict__ y, int64_t cols) {
+                                                                      const kp_bf16 *__restrict__ w,
+                                                                      const kp_bf16 *__restrict__ b,
+                                                                      kp_bf16 *__restrict__ y, int64_t cols) {
     __shared__ double sh_mean[32];
     __shared__ double sh_var[32];
     const kp_bf16 *xr = x + (int64_t)blockIdx.x * cols;
@@ -256,8 +256,8 @@ static int launch(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 
 }
 
 /* ---- entry point ------------------------------------------------------------ */
-KP_ENTRY int kp_layernorm_bf16(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 *y, int64_t rows, int64_t cols,
-                              kp_stream stream) {
+KP_ENTRY int kp_layernorm_bf16(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 *y, int64_t rows,
+                               int64_t cols, kp_stream stream) {
     if (rows <= 0 || cols <= 0) return 0;
     if (cols % 8 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0 && (uintptr_t)b % 16 == 0 &&
         (uintptr_t)y % 16 == 0)

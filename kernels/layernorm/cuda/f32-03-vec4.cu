@@ -49,9 +49,9 @@ template <> struct vec<4> {
 
 template <int VEC>
 static __global__ __launch_bounds__(THREADS) void layernorm_block(const float *__restrict__ x,
-                                                                   const float *__restrict__ w,
-                                                                   const float *__restrict__ b,
-                                                                   float *__restrict__ y, int64_t cols) {
+                                                                  const float *__restrict__ w,
+                                                                  const float *__restrict__ b,
+                                                                  float *__restrict__ y, int64_t cols) {
     __shared__ double sh_mean[WARPS];
     __shared__ double sh_var[WARPS];
     const float *xr = x + (int64_t)blockIdx.x * cols;

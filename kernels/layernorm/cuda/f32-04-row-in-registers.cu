@@ -61,9 +61,9 @@ static __device__ __forceinline__ float first(const float *p) { return p[0]; }
 /* ---- rows that fit: one read, registers only ---------------------------- */
 template <int VEC>
 static __global__ __launch_bounds__(THREADS) void layernorm_regs(const float *__restrict__ x,
-                                                                  const float *__restrict__ w,
-                                                                  const float *__restrict__ b,
-                                                                  float *__restrict__ y, int64_t cols) {
+                                                                 const float *__restrict__ w,
+                                                                 const float *__restrict__ b,
+                                                                 float *__restrict__ y, int64_t cols) {
     constexpr int CHUNKS = PER_THREAD / VEC;
     __shared__ float sh_mean[32];
     __shared__ float sh_var[32];
@@ -129,9 +129,9 @@ static __global__ __launch_bounds__(THREADS) void layernorm_regs(const float *__
  * chain of chunks grows with the row. */
 template <int VEC>
 static __global__ __launch_bounds__(THREADS) void layernorm_long(const float *__restrict__ x,
-                                                                       const float *__restrict__ w,
-                                                                       const float *__restrict__ b,
-                                                                       float *__restrict__ y, int64_t cols) {
+                                                                 const float *__restrict__ w,
+                                                                 const float *__restrict__ b,
+                                                                 float *__restrict__ y, int64_t cols) {
     __shared__ double sh_mean[32];
     __shared__ double sh_var[32];
     const float *xr = x + (int64_t)blockIdx.x * cols;

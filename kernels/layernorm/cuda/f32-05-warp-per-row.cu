@@ -132,9 +132,9 @@ static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 :
  * chain of chunks grows with the row. */
 template <int VEC>
 static __global__ __launch_bounds__(LONG_THREADS) void layernorm_long(const float *__restrict__ x,
-                                                                       const float *__restrict__ w,
-                                                                       const float *__restrict__ b,
-                                                                       float *__restrict__ y, int64_t cols) {
+                                                                      const float *__restrict__ w,
+                                                                      const float *__restrict__ b,
+                                                                      float *__restrict__ y, int64_t cols) {
     __shared__ double sh_mean[32];
     __shared__ double sh_var[32];
     const float *xr = x + (int64_t)blockIdx.x * cols;

@@ -47,7 +47,7 @@ static __device__ __forceinline__ double block_sum(double v, double *sh) {
 }
 
 static __global__ __launch_bounds__(THREADS) void softmax_block(const kp_bf16 *__restrict__ x,
-                                                                 kp_bf16 *__restrict__ y, int64_t cols) {
+                                                                kp_bf16 *__restrict__ y, int64_t cols) {
     __shared__ float sh_max[WARPS];
     __shared__ double sh_sum[WARPS];
     const kp_bf16 *xr = x + (int64_t)blockIdx.x * cols;

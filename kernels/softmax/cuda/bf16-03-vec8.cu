@@ -72,7 +72,7 @@ template <> struct vec<8> {
 
 template <int VEC>
 static __global__ __launch_bounds__(THREADS) void softmax_block(const kp_bf16 *__restrict__ x, kp_bf16 *__restrict__ y,
-                                                                 int64_t cols) {
+                                                                int64_t cols) {
     __shared__ float sh_max[WARPS];
     __shared__ double sh_sum[WARPS];
     const kp_bf16 *xr = x + (int64_t)blockIdx.x * cols;

@@ -83,7 +83,7 @@ template <> struct vec<8> {
 /* ---- rows that fit: one read, registers only ---------------------------- */
 template <int VEC>
 static __global__ __launch_bounds__(THREADS) void softmax_regs(const kp_bf16 *__restrict__ x, kp_bf16 *__restrict__ y,
-                                                                int64_t cols) {
+                                                               int64_t cols) {
     constexpr int CHUNKS = PER_THREAD / VEC;
     __shared__ float sh_max[WARPS];
     __shared__ float sh_sum[WARPS];
@@ -134,7 +134,7 @@ static __global__ __launch_bounds__(THREADS) void softmax_regs(const kp_bf16 *__
 /* ---- long rows: online max and sum, then the output pass ----------------- */
 template <int VEC>
 static __global__ __launch_bounds__(THREADS) void softmax_online(const kp_bf16 *__restrict__ x, kp_bf16 *__restrict__ y,
-                                                                  int64_t cols) {
+                                                                 int64_t cols) {
     __shared__ float sh_max[WARPS];
     __shared__ double sh_sum[WARPS];
     const kp_bf16 *xr = x + (int64_t)blockIdx.x * cols;

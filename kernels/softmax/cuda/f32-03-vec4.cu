@@ -60,7 +60,7 @@ template <> struct vec<4> {
 
 template <int VEC>
 static __global__ __launch_bounds__(THREADS) void softmax_block(const float *__restrict__ x, float *__restrict__ y,
-                                                                 int64_t cols) {
+                                                                int64_t cols) {
     __shared__ float sh_max[WARPS];
     __shared__ double sh_sum[WARPS];
     const float *xr = x + (int64_t)blockIdx.x * cols;

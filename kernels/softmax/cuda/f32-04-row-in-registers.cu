@@ -72,7 +72,7 @@ template <> struct vec<4> {
 /* ---- rows that fit: one read, registers only ---------------------------- */
 template <int VEC>
 static __global__ __launch_bounds__(THREADS) void softmax_regs(const float *__restrict__ x, float *__restrict__ y,
-                                                                int64_t cols) {
+                                                               int64_t cols) {
     constexpr int CHUNKS = PER_THREAD / VEC;
     __shared__ float sh_max[WARPS];
     __shared__ float sh_sum[WARPS];
@@ -123,7 +123,7 @@ static __global__ __launch_bounds__(THREADS) void softmax_regs(const float *__re
 /* ---- long rows: online max and sum, then the output pass ----------------- */
 template <int VEC>
 static __global__ __launch_bounds__(THREADS) void softmax_online(const float *__restrict__ x, float *__restrict__ y,
-                                                                  int64_t cols) {
+                                                                 int64_t cols) {
     __shared__ float sh_max[WARPS];
     __shared__ double sh_sum[WARPS];
     const float *xr = x + (int64_t)blockIdx.x * cols;

@@ -124,7 +124,7 @@ static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 :
 /* ---- rows over 32768 floats: online max and sum, then the output pass ---- */
 template <int VEC>
 static __global__ __launch_bounds__(ONLINE_THREADS) void softmax_online(const float *__restrict__ x,
-                                                                         float *__restrict__ y, int64_t cols) {
+                                                                        float *__restrict__ y, int64_t cols) {
     __shared__ float sh_max[32];
     __shared__ double sh_sum[32];
     const float *xr = x + (int64_t)blockIdx.x * cols;

@@ -45,7 +45,7 @@ static __global__ void sum_zero(void) { acc_total = 0.0; }
 
 /* x[0, head) and x[head + 4*n4, n) are scalars; x + head holds n4 float4. */
 static __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void sum_unrolled(const float *__restrict__ x, int64_t n,
-                                                                               int64_t head, int64_t n4) {
+                                                                              int64_t head, int64_t n4) {
     const int64_t g = (int64_t)blockIdx.x * THREADS + threadIdx.x;
     const int64_t stride = (int64_t)gridDim.x * THREADS;
     const float4 *x4 = reinterpret_cast<const float4 *>(x + head);

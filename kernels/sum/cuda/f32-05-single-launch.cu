@@ -48,8 +48,8 @@ static __device__ __forceinline__ double sum4(float4 v) { return (double)((v.x +
 
 /* x[0, head) and x[head + 4*n4, n) are scalars; x + head holds n4 float4. */
 static __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void sum_single(const float *__restrict__ x,
-                                                                             float *__restrict__ out, int64_t n,
-                                                                             int64_t head, int64_t n4) {
+                                                                            float *__restrict__ out, int64_t n,
+                                                                            int64_t head, int64_t n4) {
     __shared__ double sh_block[WARPS];
     __shared__ double sh_final[WARPS];
     __shared__ bool last;
