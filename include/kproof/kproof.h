@@ -261,6 +261,8 @@ typedef struct kp_eval_opts {
     int correctness_only;        /* no timing phase */
     const kp_env *env_hint;      /* device facts already read (demo): skips the calibration worker */
     int user_shapes_plus;        /* with user shapes: still add the edge and drawn shapes */
+    int64_t max_elems;           /* skip edge/drawn shapes with a larger buffer (0: backend default) */
+    int max_sets;                /* at most this many rotating sets in timing (0: KP_MAX_SETS) */
     const char *baselines[4];    /* candidate files used as baselines; NULL-terminated */
     int nbaselines;
     uint64_t seed;               /* 0: from the OS (the default) */

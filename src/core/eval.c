@@ -576,7 +576,8 @@ static int timing(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_resu
     kp_env env;
     memset(&env, 0, sizeof env);
     int64_t l2 = c->r->env.l2_bytes > 0 ? c->r->env.l2_bytes : (64 << 20);
-    while (nsets < KP_MAX_SETS && (int64_t)nsets * sb < 3 * l2) nsets++;
+    int maxsets = c->o->max_sets > 0 && c->o->max_sets < KP_MAX_SETS ? c->o->max_sets : KP_MAX_SETS;
+    while (nsets < maxsets && (int64_t)nsets * sb < 3 * l2) nsets++;
     if (warm || FLAW(c, KP_FLAW_ONE_INPUT)) nsets = 1;
     iset *sets = (iset *)calloc((size_t)nsets, sizeof *sets);
     if (!sets) return decide(sr, KP_ERROR, "harness", "out of host memory");
@@ -792,8 +793,17 @@ typedef struct shape_item {
     int timed;
 } shape_item;
 
-static int too_big_for_host(const kp_op *op, const kp_shape *s) {
-    return op->flops(s) > 1e9 || op->min_bytes(s) > (40.0 * (1 << 20));
+static int64_t largest_buf(const kp_op *op, const kp_shape *s) {
+    int64_t m = 0;
+    for (int b = 0; b < op->nbufs; b++)
+        if (op->buf_elems(s, b) > m) m = op->buf_elems(s, b);
+    return m;
+}
+
+/* Edge shapes a CPU can afford in a test run; and the caller's own cap. */
+static int skip_shape(const ctx *c, const kp_shape *s) {
+    if (c->o->max_elems > 0 && largest_buf(c->op, s) > c->o->max_elems) return 1;
+    return c->o->backend == KP_BACKEND_HOST && (c->op->flops(s) > 1e9 || c->op->min_bytes(s) > (40.0 * (1 << 20)));
 }
 
 static int pick_shapes(ctx *c, shape_item *items, int cap) {
@@ -812,13 +822,15 @@ static int pick_shapes(ctx *c, shape_item *items, int cap) {
         for (int i = 0; i < timed->n && n < cap; i++) items[n++] = (shape_item){timed->shapes[i], timed->label, 1};
     if ((sets & 2) && !fixed_only)
         for (int i = 0; i < c->op->edge.n && n < cap; i++) {
-            if (host && too_big_for_host(c->op, &c->op->edge.shapes[i])) continue;
+            if (skip_shape(c, &c->op->edge.shapes[i])) continue;
             items[n++] = (shape_item){c->op->edge.shapes[i], "edge", 0};
         }
     if ((sets & 8) && !fixed_only)
         for (int i = 0; i < 2 && n < cap; i++) {
             kp_shape s;
-            c->op->draw_shape(kp_rng_next(&c->rng), host ? (1 << 18) : (1 << 24), &s);
+            int64_t most = host ? (1 << 18) : (1 << 24);
+            if (o->max_elems > 0 && o->max_elems < most) most = o->max_elems;
+            c->op->draw_shape(kp_rng_next(&c->rng), most, &s);
             items[n++] = (shape_item){s, "drawn", 0};
         }
     return n;
