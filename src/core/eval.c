@@ -439,7 +439,10 @@ static int correctness_one_input(ctx *c, part *p, const kp_shape *sh, kp_shape_r
     int ob = kp_op_output_buf(c->op);
     kp_dtype t = c->op->bufs[ob].dtype;
     int64_t n = c->op->buf_elems(sh, ob), bytes = n * (int64_t)kp_dtype_size(t);
-    if (!bad && s.ref.want) {
+    if (!bad && s.ref.want && (uint64_t)bytes + sizeof(kp_stale_req) > KP_FRAME_MAX)
+        kp_result_warn(c->r, "output too large to stage the stale reference (%lld bytes): one-input runs without it",
+                       (long long)bytes);
+    else if (!bad && s.ref.want) {
         char *payload = (char *)malloc(sizeof(kp_stale_req) + (size_t)bytes);
         if (!payload) bad = decide(sr, KP_ERROR, "harness", "out of host memory");
         else {

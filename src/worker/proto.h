@@ -21,7 +21,7 @@
 #include "kproof/kproof.h"
 
 #define KP_FRAME_MAGIC 0x4b505246u /* "KPRF" */
-#define KP_FRAME_MAX (64u << 20)   /* payload bytes per frame */
+#define KP_FRAME_MAX (1u << 30)    /* payload bytes per frame (the one-input flaw uploads a whole output) */
 
 typedef struct kp_frame_hdr {
     uint32_t magic;
