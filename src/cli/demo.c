@@ -81,33 +81,17 @@ static int read_exploit(row *r) {
 
 /* The device facts and the cached calibration, read once for all cells. */
 static int demo_env(kp_backend be, const char *root, const char *cache, kp_env *e) {
-    char src[PATH_MAX], so[PATH_MAX], log[2048], err[300];
-    snprintf(src, sizeof src, "%s/kernels/sum/%s/f32-01-naive.%s", root, kp_backend_name(be),
-             be == KP_BACKEND_HOST ? "c" : "cu");
-    if (kp_build(be, src, root, cache, so, sizeof so, log, sizeof log)) {
-        fprintf(stderr, "kproof demo: cannot build %s:\n%s\n", src, log);
-        return -1;
-    }
-    kp_wk_opts wo = {be, "sum_f32", so, 60, 1, 0};
     kp_wk *w = NULL;
-    kp_hello h;
-    memset(&h, 0, sizeof h);
-    if (kp_wk_start(&wo, &w, &h, err, sizeof err) != KP_WK_OK || h.status != KP_LOAD_OK) {
-        fprintf(stderr, "kproof demo: cannot start the %s worker: %s\n", kp_backend_name(be), h.error[0] ? h.error : err);
+    char err[600] = "";
+    kp_calib_rep c;
+    int measured = 0;
+    if (kp_trusted_start(be, root, cache, &w, err, sizeof err) ||
+        kp_device_facts(w, cache, 0, e, &c, &measured, err, sizeof err)) {
+        fprintf(stderr, "kproof demo: %s\n", err);
         if (w) kp_wk_stop(w);
         return -1;
     }
-    memset(e, 0, sizeof *e);
-    size_t got;
-    kp_wk_call(w, KP_MSG_ENV, NULL, 0, NULL, 0, e, sizeof *e, &got, 30, err, sizeof err);
-    char key[200];
-    snprintf(key, sizeof key, "%s-%s", e->gpu_uuid[0] ? e->gpu_uuid : e->gpu, e->gpu_uuid[0] ? "" : e->host);
-    kp_calib_rep c;
-    if (kp_calib_load(cache, key, &c) != 0) {
-        fprintf(stderr, "[demo] calibrating %s once\n", e->gpu);
-        if (kp_wk_call(w, KP_MSG_CALIBRATE, NULL, 0, NULL, 0, &c, sizeof c, &got, 600, err, sizeof err) == 0)
-            kp_calib_save(cache, key, &c);
-    }
+    if (measured) fprintf(stderr, "[demo] measured %s's peaks once (cached)\n", e->gpu);
     kp_wk_stop(w);
     return 0;
 }

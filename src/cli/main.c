@@ -120,17 +120,11 @@ int kp_cli_parse_u64(const char *flag, const char *s, uint64_t *out) {
  * cuda worker on the project's naive sum kernel. */
 int kp_cli_cuda_usable(const char *root, const char *cache) {
     if (!KP_HAVE_CUDA_BUILD) return 0;
-    char src[PATH_MAX], so[PATH_MAX], log[1024];
-    snprintf(src, sizeof src, "%s/kernels/sum/cuda/f32-01-naive.cu", root);
-    if (kp_build(KP_BACKEND_CUDA, src, root, cache, so, sizeof so, log, sizeof log)) return 0;
-    kp_wk_opts wo = {KP_BACKEND_CUDA, "sum_f32", so, 60, 1, 0};
     kp_wk *w = NULL;
-    kp_hello h;
-    char err[300];
-    memset(&h, 0, sizeof h);
-    int ok = kp_wk_start(&wo, &w, &h, err, sizeof err) == KP_WK_OK && h.status == KP_LOAD_OK;
-    if (w) kp_wk_stop(w);
-    return ok;
+    char err[600];
+    if (kp_trusted_start(KP_BACKEND_CUDA, root, cache, &w, err, sizeof err)) return 0;
+    kp_wk_stop(w);
+    return 1;
 }
 
 const kp_op *kp_cli_op(const char *name, const char *dtype) {
@@ -266,45 +260,23 @@ static int cmd_calibrate(int argc, char **argv) {
     } else {
         be = kp_cli_cuda_usable(root, cache) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
     }
-    char src[PATH_MAX], so[PATH_MAX], log[2048];
-    snprintf(src, sizeof src, "%s/kernels/sum/%s/f32-01-naive.%s", root, kp_backend_name(be),
-             be == KP_BACKEND_HOST ? "c" : "cu");
-    if (kp_build(be, src, root, cache, so, sizeof so, log, sizeof log)) {
-        fprintf(stderr, "kproof calibrate: cannot build %s:\n%s\n", src, log);
-        return KP_EXIT_INTERNAL;
-    }
-    kp_wk_opts wo = {be, "sum_f32", so, 60, 1, 0};
     kp_wk *w = NULL;
-    kp_hello h;
-    char err[300];
-    if (kp_wk_start(&wo, &w, &h, err, sizeof err) != KP_WK_OK || h.status != KP_LOAD_OK) {
-        fprintf(stderr, "kproof calibrate: cannot start the %s worker: %s\n", kp_backend_name(be),
-                h.error[0] ? h.error : err);
-        if (w) kp_wk_stop(w);
+    char err[600] = "";
+    if (kp_trusted_start(be, root, cache, &w, err, sizeof err)) {
+        fprintf(stderr, "kproof calibrate: %s\n", err);
         return KP_EXIT_INTERNAL;
     }
     kp_env e;
-    memset(&e, 0, sizeof e);
-    size_t got;
-    kp_wk_call(w, KP_MSG_ENV, NULL, 0, NULL, 0, &e, sizeof e, &got, 30, err, sizeof err);
-    char key[200];
-    snprintf(key, sizeof key, "%s-%s", e.gpu_uuid[0] ? e.gpu_uuid : e.gpu, e.gpu_uuid[0] ? "" : e.host);
     kp_calib_rep c;
-    memset(&c, 0, sizeof c);
-    int rc = 0;
-    if (!force && kp_calib_load(cache, key, &c) == 0) {
-        fprintf(stderr, "kproof: using the cached calibration (--force to measure again)\n");
-    } else {
-        fprintf(stderr, "kproof: measuring %s ...\n", e.gpu);
-        if (kp_wk_call(w, KP_MSG_CALIBRATE, NULL, 0, NULL, 0, &c, sizeof c, &got, 600, err, sizeof err)) {
-            fprintf(stderr, "kproof calibrate: %s\n", err);
-            rc = KP_EXIT_INTERNAL;
-        } else if (kp_calib_save(cache, key, &c)) {
-            fprintf(stderr, "kproof calibrate: cannot write the cache in %s\n", cache);
-        }
-    }
+    int measured = 0;
+    int rc = kp_device_facts(w, cache, force, &e, &c, &measured, err, sizeof err);
     kp_wk_stop(w);
-    if (rc) return rc;
+    if (rc) {
+        fprintf(stderr, "kproof calibrate: %s\n", err);
+        return KP_EXIT_INTERNAL;
+    }
+    if (err[0]) fprintf(stderr, "kproof calibrate: %s\n", err);
+    fprintf(stderr, "kproof: %s\n", measured ? "measured now, and cached" : "from the cache (--force to measure again)");
     printf("device            %s (%s)\n", e.gpu, kp_backend_name(be));
     printf("copy bandwidth    %.1f GB/s (bytes read + written)\n", c.copy_gbs);
     if (c.gemm_f32_gflops > 0) {

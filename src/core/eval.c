@@ -890,43 +890,19 @@ static int find_baselines(ctx *c, part *parts, int maxp, uint64_t cand_hash) {
     return np;
 }
 
-static void env_key(const kp_env *e, char *buf, size_t len) {
-    snprintf(buf, len, "%s-%s", e->gpu_uuid[0] ? e->gpu_uuid : e->gpu, e->gpu_uuid[0] ? "" : e->host);
-}
-
-/* Device facts and measured peaks, from the cache or measured now with a
- * worker holding the project's naive sum kernel (never the candidate). */
+/* Device facts and measured peaks into the result, from the trusted worker. */
 static void calibrate(ctx *c, part *p) {
-    char err[300];
-    size_t got;
+    char err[300] = "";
     kp_env e;
-    memset(&e, 0, sizeof e);
-    if (kp_wk_call(p->w, KP_MSG_ENV, NULL, 0, NULL, 0, &e, sizeof e, &got, c->o->timeout_s, err, sizeof err) == 0) {
-        int keep_before = 0;
-        (void)keep_before;
-        snprintf(c->r->env.gpu, sizeof c->r->env.gpu, "%s", e.gpu);
-        snprintf(c->r->env.gpu_uuid, sizeof c->r->env.gpu_uuid, "%s", e.gpu_uuid);
-        snprintf(c->r->env.driver, sizeof c->r->env.driver, "%s", e.driver);
-        snprintf(c->r->env.runtime, sizeof c->r->env.runtime, "%s", e.runtime);
-        snprintf(c->r->env.host, sizeof c->r->env.host, "%s", e.host);
-        c->r->env.sm_count = e.sm_count;
-        c->r->env.l2_bytes = e.l2_bytes;
-        c->r->env.sm_mhz_before = e.sm_mhz_before;
-        c->r->env.mem_mhz_before = e.mem_mhz_before;
-        c->r->env.throttle_before = e.throttle_before;
-    }
-    char key[200];
-    env_key(&c->r->env, key, sizeof key);
+    int measured = 0;
     const char *cache = c->o->cache_dir ? c->o->cache_dir : kp_default_cache();
-    if (kp_calib_load(cache, key, &c->calib) != 0) {
-        progress(c, "calibrating this device once (cached in %s)", cache);
-        memset(&c->calib, 0, sizeof c->calib);
-        if (kp_wk_call(p->w, KP_MSG_CALIBRATE, NULL, 0, NULL, 0, &c->calib, sizeof c->calib, &got, 600, err,
-                       sizeof err) == 0)
-            kp_calib_save(cache, key, &c->calib);
-        else
-            kp_result_warn(c->r, "calibration failed (%s): no speed-of-light bound", err);
-    }
+    if (kp_device_facts(p->w, cache, 0, &e, &c->calib, &measured, err, sizeof err))
+        kp_result_warn(c->r, "calibration failed (%s): no speed-of-light bound", err);
+    if (measured) progress(c, "measured this device's peaks once (cached in %s)", cache);
+    char date[32];
+    memcpy(date, c->r->env.date, sizeof date);
+    c->r->env = e;
+    memcpy(c->r->env.date, date, sizeof date);
     c->r->env.peak_gbs = c->calib.copy_gbs;
     c->r->env.peak_gflops_f32 = c->calib.gemm_f32_gflops;
     c->r->env.peak_gflops_bf16 = c->calib.gemm_bf16_gflops;
@@ -1038,35 +1014,18 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         r->env = *o->env_hint;
         kp_now_iso(r->env.date, sizeof r->env.date);
         char key[200];
-        env_key(&r->env, key, sizeof key);
+        kp_device_key(&r->env, key, sizeof key);
         if (kp_calib_load(o->cache_dir ? o->cache_dir : kp_default_cache(), key, &c.calib) == 0) {
             r->env.peak_gbs = c.calib.copy_gbs;
             r->env.peak_gflops_f32 = c.calib.gemm_f32_gflops;
             r->env.peak_gflops_bf16 = c.calib.gemm_bf16_gflops;
         }
     } else {
-        char sumdir[PATH_MAX];
-        snprintf(sumdir, sizeof sumdir, "%s/kernels/sum/%s/f32-01-naive.%s", o->root, kp_backend_name(o->backend),
-                 o->backend == KP_BACKEND_HOST ? "c" : "cu");
-        snprintf(trusted.path, sizeof trusted.path, "%s", sumdir);
-        char log[2048];
-        const char *cache = o->cache_dir ? o->cache_dir : kp_default_cache();
-        if (kp_build(o->backend, trusted.path, o->root, cache, trusted.so, sizeof trusted.so, log, sizeof log) == 0) {
-            kp_wk_opts wo = {o->backend, "sum_f32", trusted.so, 60, 1, 0};
-            char e2[300];
-            if (kp_wk_start(&wo, &trusted.w, &trusted.hello, e2, sizeof e2) == KP_WK_OK &&
-                trusted.hello.status == KP_LOAD_OK) {
-                trusted.alive = 1;
-                calibrate(&c, &trusted);
-            } else {
-                snprintf(err, errlen, "cannot start the %s worker: %s", kp_backend_name(o->backend),
-                         trusted.hello.error[0] ? trusted.hello.error : e2);
-                if (trusted.w) kp_wk_stop(trusted.w);
-                return -1;
-            }
-        } else {
-            kp_result_warn(r, "no calibration: %s does not build", trusted.path);
-        }
+        if (kp_trusted_start(o->backend, o->root, o->cache_dir ? o->cache_dir : kp_default_cache(), &trusted.w, err,
+                             errlen))
+            return -1;
+        trusted.alive = 1;
+        calibrate(&c, &trusted);
     }
 
     /* Seeds are drawn only after the candidate's worker has loaded it. */

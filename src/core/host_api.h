@@ -71,4 +71,16 @@ int kp_calib_load(const char *cache_dir, const char *device_key, kp_calib_rep *c
 int kp_calib_save(const char *cache_dir, const char *device_key, const kp_calib_rep *c);
 void kp_now_iso(char *buf, size_t len);  /* UTC date-time */
 
+/* ---- device facts ------------------------------------------------------------ */
+
+/* Starts a worker holding the project's naive sum kernel (never a
+ * candidate): the one that reads device facts and measures peaks. */
+int kp_trusted_start(kp_backend be, const char *root, const char *cache, kp_wk **w, char *err, size_t len);
+/* The calibration cache's key for a device. */
+void kp_device_key(const kp_env *e, char *buf, size_t len);
+/* Device facts now, and the peaks from the cache, or measured (and cached)
+ * when absent or `force`. *measured says which. 0 ok. */
+int kp_device_facts(kp_wk *w, const char *cache, int force, kp_env *e, kp_calib_rep *c, int *measured, char *err,
+                    size_t len);
+
 #endif
