@@ -4,6 +4,14 @@
 #   scripts/gpu-check.sh [STAGES]     STAGES: comma list, default "all" =
 #       build,device,calibrate,kernels,exploits,torch,repro
 #
+# One device call may run 10 minutes, and "all" takes longer: run it in
+# pieces, e.g. "build,device,calibrate,kernels" with KP_KERNELS=softmax, then
+# KP_KERNELS=layernorm, ..., then "build,exploits", "build,torch,repro".
+# KP_KERNELS (regex on the file path) and KP_BUDGET (seconds of timing per
+# shape, default 3) narrow the kernels stage. Measured 2026-11-30: build 18 s,
+# device test 14 s, calibrate 1 s, one matmul kernel at every shape ~120 s,
+# one layernorm kernel ~60 s.
+#
 # Writes into $OUT (default ./gpu-out): log.txt, summary.md and results.tgz
 # holding every JSON/markdown result; scripts/collect-results.sh unpacks one
 # into results/<date>-<gpu>/ for committing. Each stage has its own time
@@ -20,7 +28,11 @@ K=$B/kproof
 export KPROOF_CACHE=$PWD/$B/kproof-cache
 export KPROOF_ROOT=$PWD
 has() { case ",$STAGES," in *",$1,"*) return 0 ;; esac; return 1; }
-stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
+# Pack what exists after every stage: a run cut short by its time limit
+# still brings every result back in one file (the device tool returns at
+# most 8 files).
+pack() { tar czf "$OUT/results.tgz" -C "$R" . 2>/dev/null; }
+stamp() { pack; echo "== $(date -u +%H:%M:%S) $*"; }
 
 stamp "env"
 {
@@ -116,6 +128,5 @@ fi
 
 stamp "summary"
 python3 scripts/summarize.py "$R" >"$OUT/summary.md" 2>"$R/summarize.err" || tail -5 "$R/summarize.err"
-tar czf "$OUT/results.tgz" -C "$R" .
 stamp "done"
 tail -60 "$OUT/summary.md"
