@@ -994,6 +994,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         snprintf(err, errlen, "cannot read %s: no such file", o->candidate);
         return -1;
     }
+    if (kp_wk_available(o->backend, err, errlen)) return -1;
     progress(&c, "building %s for the %s backend", o->candidate, kp_backend_name(o->backend));
     if (build_part(&c, &parts[0], r, 1)) {
         r->wall_s = kp_wall_s() - t_start;

@@ -43,6 +43,8 @@ double kp_wk_last_wall(const kp_wk *w);
 /* The tail of what the worker printed (stdout + stderr), and how much. */
 const char *kp_wk_log(const kp_wk *w, int64_t *total_bytes);
 void kp_wk_stop(kp_wk *w);
+/* 0 when the worker executable of this backend is built; else err says so. */
+int kp_wk_available(kp_backend b, char *err, size_t errlen);
 double kp_wall_s(void); /* monotonic seconds */
 /* Runs fn(ctx, i) for i in [0, n) on up to the machine's cores; returns
  * when all are done. The parent's own CPU work (inputs, references). */

@@ -204,6 +204,15 @@ static int finish_error(kp_wk *w, int rc, char *err, size_t errlen, double timeo
     return rc;
 }
 
+int kp_wk_available(kp_backend b, char *err, size_t errlen) {
+    char exe[PATH_MAX];
+    snprintf(exe, sizeof exe, "%s/kproof-worker-%s", bin_dir(), kp_backend_name(b));
+    if (access(exe, X_OK) == 0) return 0;
+    snprintf(err, errlen, "the %s backend is not built here (no %s)%s", kp_backend_name(b), exe,
+             b == KP_BACKEND_CUDA ? ": build kproof where the CUDA toolkit (nvcc) is installed to evaluate .cu candidates" : "");
+    return -1;
+}
+
 int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, size_t errlen) {
     *out = NULL;
     kp_wk *w = (kp_wk *)calloc(1, sizeof *w);
