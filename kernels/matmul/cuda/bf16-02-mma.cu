@@ -40,6 +40,11 @@
 #define B_STAGE (BK * B_LD)
 #define SMEM_BYTES (STAGES * (A_STAGE + B_STAGE) * 2)
 #define GROUP_M 8 /* tile rows per group in the block ordering (L2 reuse) */
+/* Longest run of K the tensor cores accumulate in one chain (a multiple of
+ * BK); longer K is summed in chunks of this length, folded together with
+ * IEEE fp32 adds (see the kernel). */
+#define KCHUNK 8192
+#define CHUNK_TILES (KCHUNK / BK)
 
 /* ---- PTX wrappers ------------------------------------------------------ */
 
@@ -168,10 +173,21 @@ static __device__ __forceinline__ void store_regs(const Regs &rg, __nv_bfloat16 
     }
 }
 
-/* ---- kernel ------------------------------------------------------------ */
+/* ---- kernel ------------------------------------------------------------
+ * TWO (K > KCHUNK): two-level accumulation. The tensor cores' fp32
+ * accumulate is not an IEEE add per term: inside an mma the addends are
+ * aligned to the largest one (the running total, once it dwarfs the new
+ * products) and truncated, so over one long chain the error grows like K^2
+ * and one-sided (H200, K = 1048573, positive data: 1.9% of C, past the
+ * tolerance). So the mma accumulates at most KCHUNK terms into acc, which
+ * is then added into the running total `run` with ordinary fp32 adds
+ * (round to nearest) and cleared. The extra 64 registers of `run` do not
+ * fit the 128 that two blocks per SM allow, so the TWO kernels run one
+ * block per SM; K <= KCHUNK (every square shape up to 8192) is a single
+ * chunk and keeps the two-block kernel without `run`. */
 
-template <bool VA, bool VB, bool VC>
-static __global__ __launch_bounds__(THREADS, 2) void bf16_gemm_mma(const __nv_bfloat16 *__restrict__ A,
+template <bool VA, bool VB, bool VC, bool TWO>
+static __global__ __launch_bounds__(THREADS, TWO ? 1 : 2) void bf16_gemm_mma(const __nv_bfloat16 *__restrict__ A,
                                                                    const __nv_bfloat16 *__restrict__ B,
                                                                    __nv_bfloat16 *__restrict__ C, int M, int N, int K) {
     extern __shared__ __align__(16) unsigned char smem[];
@@ -190,14 +206,16 @@ static __global__ __launch_bounds__(THREADS, 2) void bf16_gemm_mma(const __nv_bf
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int wm = (warp / 4) * 64, wn = (warp % 4) * 32; /* 2x4 warps, 64x32 each */
 
-    float acc[4][4][4]; /* [m16 tile][n8 tile][fragment] */
+    /* [m16 tile][n8 tile][fragment]: acc the mma accumulator (this chunk
+     * of K), run the total of the chunks before it (TWO only). */
+    float acc[4][4][4], run[4][4][4];
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
         for (int j = 0; j < 4; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++)
-                acc[i][j][e] = 0.0f;
+                acc[i][j][e] = run[i][j][e] = 0.0f;
 
     const int ktiles = (K + BK - 1) / BK;
     constexpr bool SYNC = !VA || !VB; /* some operand goes through registers */
@@ -250,6 +268,17 @@ static __global__ __launch_bounds__(THREADS, 2) void bf16_gemm_mma(const __nv_bf
         /* Stage ns was freed by this iteration's barrier; tile nt is read
          * only after the barrier of iteration nt. */
         if (SYNC && nt < ktiles) store_regs<VA, VB>(rg, as + ns * A_STAGE, bs + ns * B_STAGE, tid);
+        if (TWO && (t + 1) % CHUNK_TILES == 0) { /* end of a chunk: fold it in, start a fresh one */
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        run[i][j][e] += acc[i][j][e];
+                        acc[i][j][e] = 0.0f;
+                    }
+        }
     }
     cp_async_wait<0>(); /* nothing real is left in flight; no copy outlives the block */
 
@@ -265,7 +294,9 @@ static __global__ __launch_bounds__(THREADS, 2) void bf16_gemm_mma(const __nv_bf
             for (int j = 0; j < 4; j++) {
                 const int c = n0 + wn + j * 8 + (lane % 4) * 2;
                 __nv_bfloat16 *p = C + (int64_t)r * N + c;
-                const float v0 = acc[i][j][h * 2], v1 = acc[i][j][h * 2 + 1];
+                /* TWO: the last (possibly partial or empty) chunk is folded here. */
+                const float v0 = TWO ? run[i][j][h * 2] + acc[i][j][h * 2] : acc[i][j][h * 2];
+                const float v1 = TWO ? run[i][j][h * 2 + 1] + acc[i][j][h * 2 + 1] : acc[i][j][h * 2 + 1];
                 if (VC) {
                     if (c < N) *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(v0, v1);
                 } else {
@@ -278,17 +309,24 @@ static __global__ __launch_bounds__(THREADS, 2) void bf16_gemm_mma(const __nv_bf
 
 /* ---- launcher ---------------------------------------------------------- */
 
-template <bool VA, bool VB, bool VC>
+template <bool VA, bool VB, bool VC, bool TWO>
 static int launch(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int64_t M, int64_t N,
                   int64_t K, cudaStream_t stream) {
     /* More than 48 KiB of dynamic shared memory must be opted into; this is
      * a host-side attribute (no synchronization). */
-    if (!KP_CUDA_OK(cudaFuncSetAttribute(bf16_gemm_mma<VA, VB, VC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    if (!KP_CUDA_OK(cudaFuncSetAttribute(bf16_gemm_mma<VA, VB, VC, TWO>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          SMEM_BYTES)))
         return 1;
     const int64_t blocks = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
-    bf16_gemm_mma<VA, VB, VC><<<(unsigned)blocks, THREADS, SMEM_BYTES, stream>>>(A, B, C, (int)M, (int)N, (int)K);
+    bf16_gemm_mma<VA, VB, VC, TWO><<<(unsigned)blocks, THREADS, SMEM_BYTES, stream>>>(A, B, C, (int)M, (int)N, (int)K);
     return 0;
+}
+
+template <bool VA, bool VB, bool VC>
+static int launch(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int64_t M, int64_t N,
+                  int64_t K, cudaStream_t stream) {
+    return K > KCHUNK ? launch<VA, VB, VC, true>(A, B, C, M, N, K, stream)
+                      : launch<VA, VB, VC, false>(A, B, C, M, N, K, stream);
 }
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
