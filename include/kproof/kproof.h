@@ -263,6 +263,7 @@ typedef struct kp_eval_opts {
     int user_shapes_plus;        /* with user shapes: still add the edge and drawn shapes */
     int64_t max_elems;           /* skip edge/drawn shapes with a larger buffer (0: backend default) */
     int max_sets;                /* at most this many rotating sets in timing (0: KP_MAX_SETS) */
+    int max_baselines;           /* at most this many baselines, strongest kinds first (0: all) */
     const char *baselines[4];    /* candidate files used as baselines; NULL-terminated */
     int nbaselines;
     uint64_t seed;               /* 0: from the OS (the default) */

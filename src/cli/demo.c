@@ -295,10 +295,14 @@ int kp_cli_demo(int argc, char **argv) {
             o.stop.budget_s = budget > 0 ? budget : (be == KP_BACKEND_HOST ? 0.3 : 0.5);
             o.stop.min_samples = 5;
             o.stop.target = 0.03;
-            /* A demo, not a benchmark: 8 rotating sets and edge shapes up to
-             * 256K elements on the CPU keep 160-odd evaluations in minutes. */
+            /* A demo, not a benchmark: 8 rotating sets, one baseline, and
+             * edge shapes up to 256K elements on the CPU keep 160-odd
+             * evaluations in minutes. */
             o.nsets = 8;
             o.max_sets = 8;
+            /* One baseline: the library or the project's best in rigorous
+             * columns, the naive kernel under weak-base. */
+            o.max_baselines = 1;
             if (be == KP_BACKEND_HOST) o.max_elems = 1 << 18;
             kp_shape s;
             if (demo_shape(op, be, &s)) {

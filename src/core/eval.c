@@ -879,6 +879,7 @@ static int find_baselines(ctx *c, part *parts, int maxp, uint64_t cand_hash) {
         if (hi[0]) pick[npick++] = hi;
         if (lo[0] && strcmp(lo, hi)) pick[npick++] = lo;
     }
+    if (c->o->max_baselines > 0 && maxp > c->o->max_baselines) maxp = c->o->max_baselines;
     for (int i = 0; i < npick && np < maxp; i++) {
         part *p = &parts[np];
         memset(p, 0, sizeof *p);
