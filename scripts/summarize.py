@@ -77,9 +77,10 @@ def main():
                 vs = "%.2fx [%.2f, %.2f] vs %s" % (b["speedup"], b.get("speedup_lo") or 0, b.get("speedup_hi") or 0,
                                                  b.get("name", "?"))
             pct = "%.1f%%" % (100 * t["gbs"] / copy_gbs) if copy_gbs and t.get("gbs") else "-"
-            out.append("| %s | %s | %s | %s [%s, %s] | %.0f | %.2f | %s | %s | %s |" % (
+            tflops = "%.2f" % ((t.get("gflops") or 0) / 1e3) if fam == "matmul" else "-"
+            out.append("| %s | %s | %s | %s [%s, %s] | %.0f | %s | %s | %s | %s |" % (
                 name, s.get("verdict"), s.get("shape_text"), fmt_t(t["median_s"]), fmt_t(t["lo_s"]), fmt_t(t["hi_s"]),
-                t.get("gbs") or 0, ((t.get("gflops") or 0) / 1e3) if fam == "matmul" else float("nan"), pct,
+                t.get("gbs") or 0, tflops, pct,
                 "%.2f" % t["sol_fraction"] if t.get("sol_fraction") else "-", vs))
             if s.get("verdict") == "PASS" and "cublas" not in name:
                 key = (fam, d.get("dtype"), tuple(s.get("shape", [])))
