@@ -92,6 +92,9 @@ static int demo_env(kp_backend be, const char *root, const char *cache, kp_env *
         return -1;
     }
     if (measured) fprintf(stderr, "[demo] measured %s's peaks once (cached)\n", e->gpu);
+    e->peak_gbs = c.copy_gbs;
+    e->peak_gflops_f32 = c.gemm_f32_gflops;
+    e->peak_gflops_bf16 = c.gemm_bf16_gflops;
     kp_wk_stop(w);
     return 0;
 }

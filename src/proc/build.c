@@ -212,6 +212,19 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     int flags_end = n;
     uint64_t key = kp_file_hash(src);
     for (int i = 1; i < flags_end; i++) key = fnv_more(key, argv[i], strlen(argv[i]) + 1);
+    /* The candidate's one header is part of what it is built from. */
+    char hdr[PATH_MAX];
+    snprintf(hdr, sizeof hdr, "%s/include/kproof/kernel.h", root);
+    key ^= kp_file_hash(hdr) * 0x9E3779B97F4A7C15ull;
+    if (backend == KP_BACKEND_HOST) {
+        /* -march=native means "this CPU": a cache shared between machines
+         * must not hand one CPU's build to another. */
+        FILE *ci = fopen("/proc/cpuinfo", "r");
+        char line[512];
+        while (ci && fgets(line, sizeof line, ci))
+            if (!strncmp(line, "model name", 10) || !strncmp(line, "flags", 5)) key = fnv_more(key, line, strlen(line));
+        if (ci) fclose(ci);
+    }
     uint64_t ck = compiler_key(cc);
     if (ck == 0) {
         snprintf(log, loglen, "cannot run the compiler '%s' (set %s to choose another)", cc,
@@ -288,6 +301,11 @@ int kp_calib_load(const char *cache_dir, const char *key, kp_calib_rep *c) {
     }
     fclose(f);
     snprintf(c->note, sizeof c->note, "cached in %s", path);
+    /* A file out of any device's range was not written by kproof: measure
+     * again rather than judge against it. */
+    if (!(c->copy_gbs > 0.1 && c->copy_gbs < 1e5) || c->gemm_f32_gflops < 0 || c->gemm_f32_gflops > 1e7 ||
+        c->gemm_bf16_gflops < 0 || c->gemm_bf16_gflops > 1e8)
+        return -1;
     return got ? 0 : -1;
 }
 

@@ -36,6 +36,7 @@ struct kp_wk {
     size_t tail_pos;
     int64_t log_total;
     char tail_lin[LOG_TAIL + 1];
+    char tmpdir[64];      /* private copy of the candidate's build */
 };
 
 double kp_wall_s(void) {
@@ -155,6 +156,24 @@ static int write_all(int fd, const void *p, size_t n) {
 
 static uint64_t random_u64(void) { return kp_entropy_seed(); }
 
+static int copy_file(const char *from, const char *to) {
+    FILE *a = fopen(from, "rb");
+    if (!a) return -1;
+    FILE *b = fopen(to, "wb");
+    if (!b) {
+        fclose(a);
+        return -1;
+    }
+    char buf[65536];
+    size_t n;
+    int rc = 0;
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0)
+        if (fwrite(buf, 1, n, b) != n) rc = -1;
+    fclose(a);
+    if (fclose(b)) rc = -1;
+    return rc;
+}
+
 /* Reads one frame: KP_WK_OK with payload in *buf (malloc'd) or an error. */
 static int read_frame(kp_wk *w, kp_frame_hdr *h, char **buf, double deadline, char *err, size_t errlen) {
     *buf = NULL;
@@ -227,9 +246,12 @@ int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, si
         free(w);
         return KP_WK_SYS;
     }
-    int rq[2], rp[2], lg[2];
+    int rq[2] = {-1, -1}, rp[2] = {-1, -1}, lg[2] = {-1, -1};
     if (pipe2(rq, O_CLOEXEC) || pipe2(rp, O_CLOEXEC) || pipe2(lg, O_CLOEXEC)) {
         snprintf(err, errlen, "pipe: %s", strerror(errno));
+        int all[6] = {rq[0], rq[1], rp[0], rp[1], lg[0], lg[1]};
+        for (int i = 0; i < 6; i++)
+            if (all[i] >= 0) close(all[i]);
         free(w);
         return KP_WK_SYS;
     }
@@ -240,9 +262,27 @@ int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, si
     snprintf(a_in, sizeof a_in, "%d", fd_in);
     snprintf(a_out, sizeof a_out, "%d", fd_out);
 
+    /* The worker loads a private copy of the build: its path (visible in
+     * the worker's command line) then says nothing about the cache. */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(w->tmpdir, sizeof w->tmpdir, "%s/kproof-w-XXXXXX", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+    char so_copy[PATH_MAX];
+    if (!mkdtemp(w->tmpdir) || (snprintf(so_copy, sizeof so_copy, "%s/candidate.so", w->tmpdir), 0) ||
+        copy_file(o->so_path, so_copy)) {
+        snprintf(err, errlen, "cannot stage the build in a private directory: %s", strerror(errno));
+        int all[6] = {rq[0], rq[1], rp[0], rp[1], lg[0], lg[1]};
+        for (int i = 0; i < 6; i++) close(all[i]);
+        if (w->tmpdir[0]) rmdir(w->tmpdir);
+        free(w);
+        return KP_WK_SYS;
+    }
     pid_t pid = fork();
     if (pid < 0) {
+        unlink(so_copy);
+        rmdir(w->tmpdir);
         snprintf(err, errlen, "fork: %s", strerror(errno));
+        int all[6] = {rq[0], rq[1], rp[0], rp[1], lg[0], lg[1]};
+        for (int i = 0; i < 6; i++) close(all[i]);
         free(w);
         return KP_WK_SYS;
     }
@@ -253,12 +293,17 @@ int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, si
         dup2(lg[1], 1);
         dup2(lg[1], 2);
         if (dup2(rq[0], fd_in) < 0 || dup2(rp[1], fd_out) < 0) _exit(126);
+        /* Tell the candidate nothing about where kproof keeps its cache. */
+        unsetenv("KPROOF_CACHE");
+        unsetenv("KPROOF_ROOT");
+        unsetenv("KPROOF_BIN_DIR");
+        unsetenv("XDG_CACHE_HOME");
         if (o->mem_limit > 0) {
             struct rlimit rl = {(rlim_t)o->mem_limit, (rlim_t)o->mem_limit};
             setrlimit(RLIMIT_AS, &rl);
         }
         /* dup2'd fds are not close-on-exec; everything else of ours is. */
-        execl(exe, exe, a_in, a_out, o->op, o->so_path, (char *)NULL);
+        execl(exe, exe, a_in, a_out, o->op, so_copy, (char *)NULL);
         _exit(127);
     }
     setpgid(pid, pid);
@@ -355,5 +400,11 @@ void kp_wk_stop(kp_wk *w) {
     close(w->req);
     close(w->rep);
     close(w->log);
+    if (w->tmpdir[0]) {
+        char so[PATH_MAX];
+        snprintf(so, sizeof so, "%s/candidate.so", w->tmpdir);
+        unlink(so);
+        rmdir(w->tmpdir);
+    }
     free(w);
 }

@@ -121,6 +121,8 @@ typedef struct kp_fetch_req {
 typedef struct kp_batch_req {
     int32_t set;
     int32_t n;
+    int32_t call;             /* 1: poison, flush, call, n times; 0: the same without the call */
+    int32_t pad;
 } kp_batch_req;
 typedef struct kp_batch_rep {
     double host_s;            /* worker's own clock around the n calls + sync */
@@ -128,7 +130,7 @@ typedef struct kp_batch_rep {
 } kp_batch_rep;
 
 /* AUDIT */
-#define KP_AUDIT_MAX 64
+#define KP_AUDIT_MAX 1024
 typedef struct kp_audit_rec {
     char name[96];
     uint32_t stream;          /* tracer's stream id */
