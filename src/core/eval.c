@@ -553,10 +553,10 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
     t->sol_fraction = (sol > 0 && t->median > 0) ? sol / t->median : 0;
 }
 
-/* Parent-side clock. Batches of n calls prepared exactly like timed calls
- * (poison, flush, sync before each), and the same batches without the
- * call, timed from this process; the difference per call bounds the real
- * cost of a cold call. The fastest of several of each is kept (preemption
+/* Parent-side clock. Batches of n calls, each on a freshly poisoned output
+ * as in timed calls, and the same batches without the calls, timed from
+ * this process; the difference per call is what a (warm) call really
+ * costs, at most what a cold one does. The fastest of several of each is kept (preemption
  * only slows a batch down). The batch's last output is checked too, so a
  * candidate cannot idle through it. Returns 0 with *floor set, or 1 when
  * it decided the shape's verdict. */
