@@ -15,7 +15,7 @@ check() { # check NAME CONDITION...
 }
 has() { grep -q -- "$1" "$2"; }
 lines() { [ "$(wc -l <"$2")" -le "$1" ]; }
-fast="--time-budget 2 --target 5 --quiet"
+fast="--time-budget 3 --target 10 --quiet" # correctness is what these check; a shared CI core is noisy
 
 # The five-minute tour: init, eval, read the verdict.
 "$K" init softmax --backend host >"$T/s.c"
