@@ -259,7 +259,8 @@ static int do_run(const kp_run_req *q) {
     if (kp_dev_sync()) return fail(2, "device error before the call: %s", kp_dev_error());
     r.threads_before = (q->flags & KP_RUN_THREADS) ? count_threads() : 0;
     int64_t mem0 = (q->flags & KP_RUN_GUARDS) ? kp_dev_mem_used() : 0;
-    int threads0 = count_threads();
+    /* Only the naive launch flaw (no snapshot) waits for deferred work. */
+    int threads0 = (q->flags & KP_RUN_SNAPSHOT) ? 0 : count_threads();
 
     /* ---- the timed window ---- */
     uint64_t h0 = kp_now_ns();
