@@ -2,13 +2,20 @@
 # gpu-check.sh: everything GPU-side in one go, on a machine with an NVIDIA GPU.
 #
 #   scripts/gpu-check.sh [STAGES]     STAGES: comma list, default "all" =
-#       build,device,calibrate,kernels,exploits,torch,repro
+#       build,device,calibrate,correct,kernels,exploits,torch,repro
+#
+# correct: every project CUDA kernel, correctness only (every shape of its
+# op, no timing), KP_JOBS at a time (default 4): parallel is fine there
+# since nothing is timed. kernels: the same kernels timed, one at a time.
+# CUDA_VISIBLE_DEVICES picks the GPU; scripts/gpu-check-2.sh splits the
+# stages over two GPUs.
 #
 # One device call may run 10 minutes, and "all" takes longer: run it in
 # pieces, e.g. "build,device,calibrate,kernels" with KP_KERNELS=softmax, then
 # KP_KERNELS=layernorm, ..., then "build,exploits", "build,torch,repro".
 # KP_KERNELS (regex on the file path) and KP_BUDGET (seconds of timing per
-# shape, default 3) narrow the kernels stage. Measured 2026-11-30: build 18 s,
+# shape, default 3) narrow the kernels stage; KP_CORRECT_KERNELS (default
+# KP_KERNELS) the correct stage. Measured 2026-11-30: build 18 s,
 # device test 14 s, calibrate 1 s, one matmul kernel at every shape ~120 s,
 # one layernorm kernel ~60 s.
 #
@@ -18,7 +25,7 @@
 # limit so one stuck stage cannot eat the whole run.
 set -uo pipefail
 STAGES=${1:-all}
-[ "$STAGES" = all ] && STAGES=build,device,calibrate,kernels,exploits,torch,repro
+[ "$STAGES" = all ] && STAGES=build,device,calibrate,correct,kernels,exploits,torch,repro
 OUT=${OUT:-$PWD/gpu-out}
 R=$OUT/run
 mkdir -p "$R"
@@ -33,6 +40,11 @@ has() { case ",$STAGES," in *",$1,"*) return 0 ;; esac; return 1; }
 # most 8 files).
 pack() { tar czf "$OUT/results.tgz" -C "$R" . 2>/dev/null; }
 stamp() { pack; echo "== $(date -u +%H:%M:%S) $*"; }
+# And every 20 s in the background: a run killed at the device's time limit
+# still brings back what it had.
+( while sleep 20; do pack; done ) &
+PACKER=$!
+trap 'kill $PACKER 2>/dev/null' EXIT
 
 stamp "env"
 {
@@ -61,32 +73,55 @@ if has calibrate; then
   timeout 300 "$K" calibrate --backend cuda --force | tee "$R/calibrate.txt"
 fi
 
+# Kernel files picked by KP_KERNELS (regex on the path), one per line.
+kernel_files() {
+  local re=${1:-}
+  for f in kernels/*/cuda/*.cu; do
+    [ -n "$re" ] && { echo "$f" | grep -qE "$re" || continue; }
+    echo "$f"
+  done
+}
+# One eval of kernel file $1 into $2/<family>-<base>.{json,err}, extra args after.
+eval_kernel() {
+  local f=$1 dir=$2; shift 2
+  local fam base dt extra=""
+  fam=$(basename "$(dirname "$(dirname "$f")")")
+  base=$(basename "$f" .cu)
+  dt=${base%%-*}
+  case "$base" in *cublas*) extra="--allow-library" ;; esac
+  timeout 600 "$K" eval "$f" --op "$fam" --dtype "$dt" --backend cuda $extra --json "$@" \
+    >"$dir/$fam-$base.json" 2>"$dir/$fam-$base.err"
+  echo "$fam/$base: exit $? $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["verdict"], d.get("check",""), round(d.get("wall_s",0),1), "s", d.get("detail","")[:160])' "$dir/$fam-$base.json" 2>/dev/null || tail -2 "$dir/$fam-$base.err")"
+}
+export -f eval_kernel
+export K
+
+# Correctness of every project kernel on every shape of its op, no timing.
+if has correct; then
+  stamp "correct"
+  mkdir -p "$R/correct"
+  kernel_files "${KP_CORRECT_KERNELS:-${KP_KERNELS:-}}" | xargs -P "${KP_JOBS:-4}" -I{} bash -c 'eval_kernel "$1" "$2" --correctness' _ {} "$R/correct"
+fi
+
 # Every project CUDA kernel, rigorous, every shape of its op.
 if has kernels; then
   stamp "kernels"
   mkdir -p "$R/kernels"
-  for f in kernels/*/cuda/*.cu; do
-    fam=$(basename "$(dirname "$(dirname "$f")")")
-    base=$(basename "$f" .cu)
-    dt=${base%%-*}
-    extra=""
-    case "$base" in *cublas*) extra="--allow-library" ;; esac
-    [ -n "${KP_KERNELS:-}" ] && { echo "$f" | grep -qE "$KP_KERNELS" || continue; }
-    timeout 600 "$K" eval "$f" --op "$fam" --dtype "$dt" --backend cuda --time-budget "${KP_BUDGET:-3}" $extra \
-      --json >"$R/kernels/$fam-$base.json" 2>"$R/kernels/$fam-$base.err"
-    echo "$fam/$base: exit $? $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["verdict"], d.get("check",""), d.get("detail","")[:200])' "$R/kernels/$fam-$base.json" 2>/dev/null || tail -2 "$R/kernels/$fam-$base.err")"
+  for f in $(kernel_files "${KP_KERNELS:-}"); do
+    eval_kernel "$f" "$R/kernels" --time-budget "${KP_BUDGET:-3}" ${KP_EVAL_ARGS:-}
+    pack
   done
 fi
 
 if has exploits; then
   stamp "exploits (demo matrix)"
-  timeout 900 "$K" demo --backend cuda --json "$R/demo.json" --md "$R/demo.md" 2>"$R/demo.err"
+  timeout "${KP_DEMO_TIMEOUT:-900}" "$K" demo --backend cuda --json "$R/demo.json" --md "$R/demo.md" 2>"$R/demo.err"
   echo "demo exit $?"; tail -5 "$R/demo.err"
 fi
 
 if has torch; then
   stamp "torch baselines"
-  PYTHONUNBUFFERED=1 timeout 900 python3 bench/torch_baselines.py --out "$R/torch.json" \
+  PYTHONUNBUFFERED=1 timeout "${KP_TORCH_TIMEOUT:-900}" python3 bench/torch_baselines.py --out "$R/torch.json" \
     --ops "${KP_TORCH_OPS:-softmax,layernorm,sum,matmul}" >"$R/torch.log" 2>&1
   echo "torch exit $?"; tail -3 "$R/torch.log"
   # An independent measurement of cuBLAS SGEMM (TF32 off) for the 3% check.

@@ -312,6 +312,9 @@ typedef struct kp_shape_result {
     kp_audit_kernel kernels[16];
 } kp_shape_result;
 
+enum { KP_PH_BUILD, KP_PH_START, KP_PH_CORRECT, KP_PH_AUDIT, KP_PH_TIMING, KP_NPHASES };
+const char *kp_phase_name(int phase);
+
 typedef struct kp_result {
     kp_verdict verdict;        /* worst over shapes */
     const kp_op *op;
@@ -325,6 +328,9 @@ typedef struct kp_result {
     kp_shape_result *shapes;
     uint64_t seed;             /* the master seed of this run (for reproduction) */
     double wall_s;
+    /* Where wall_s went: building, starting workers (and calibration),
+     * correctness, audit, timing (with its checks and the parent clock). */
+    double phase_s[KP_NPHASES];
     int nwarn;
     char warn[8][200];
 } kp_result;

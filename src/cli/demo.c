@@ -29,6 +29,8 @@ typedef struct row {
     char cell[NMODES][48];
     kp_verdict v[NMODES];
     double speedup[NMODES];
+    double wall[NMODES];              /* seconds this cell took */
+    double phase[NMODES][KP_NPHASES]; /* and where they went */
 } row;
 
 static const char *mode_name(int m) {
@@ -176,7 +178,7 @@ static int reading(FILE *f, row *rows, int nr, const char *pre) {
             if (believed(r->v[NMODES - 1])) honest_ok++;
             else {
                 problems++;
-                fprintf(f, "%s- FALSE POSITIVE: the honest kernel %s got %s in rigorous mode\n", pre, r->name,
+                if (f) fprintf(f, "%s- FALSE POSITIVE: the honest kernel %s got %s in rigorous mode\n", pre, r->name,
                         r->cell[NMODES - 1]);
             }
             continue;
@@ -185,7 +187,7 @@ static int reading(FILE *f, row *rows, int nr, const char *pre) {
         if (!believed(r->v[NMODES - 1])) caught++;
         else {
             problems++;
-            fprintf(f, "%s- MISSED: exploit %s passed the rigorous mode (%s)\n", pre, r->name, r->cell[NMODES - 1]);
+            if (f) fprintf(f, "%s- MISSED: exploit %s passed the rigorous mode (%s)\n", pre, r->name, r->cell[NMODES - 1]);
         }
         int any = 0;
         for (int m = 1; m < NMODES - 1; m++)
@@ -193,10 +195,11 @@ static int reading(FILE *f, row *rows, int nr, const char *pre) {
         if (any) fooled++;
         else if (strcmp(r->fools, "none") != 0) {
             problems++;
-            fprintf(f, "%s- BROKEN EXPLOIT: %s fooled no single-flaw mode (it should fool '%s')\n", pre, r->name,
+            if (f) fprintf(f, "%s- BROKEN EXPLOIT: %s fooled no single-flaw mode (it should fool '%s')\n", pre, r->name,
                     r->fools);
         }
     }
+    if (!f) return problems;
     fprintf(f, "%sReading: the rigorous mode rejected %d of %d exploits and passed %d of %d honest kernels; "
                "%d exploits fooled at least one single-flaw mode.\n",
             pre, caught, nexp, honest_ok, nhonest, fooled);
@@ -205,6 +208,57 @@ static int reading(FILE *f, row *rows, int nr, const char *pre) {
             pre);
     fprintf(f, "%sEach column names the one flaw switched on; naive has all five, rigorous none.\n", pre);
     return problems;
+}
+
+/* The markdown and JSON files, rewritten after every row: a run cut short
+ * keeps every row it finished. */
+static void write_files(const char *mdfile, const char *json, const kp_env *env, kp_backend be, row *rows, int nr,
+                        int complete) {
+    int problems = reading(NULL, rows, nr, "");
+    if (mdfile) {
+        FILE *f = fopen(mdfile, "w");
+        if (f) {
+            fprintf(f, "kproof demo on %s (%s backend), %s\n\n", env->gpu, kp_backend_name(be), env->date);
+            if (!complete) fprintf(f, "(cut short: %d rows finished)\n\n", nr);
+            print_matrix(f, rows, nr, 1);
+            fprintf(f, "\n");
+            reading(f, rows, nr, "");
+            fclose(f);
+        } else {
+            fprintf(stderr, "kproof demo: cannot write %s\n", mdfile);
+        }
+    }
+    if (json) {
+        FILE *f = fopen(json, "w");
+        if (f) {
+            fprintf(f, "{\"schema\": %d, \"tool\": \"kproof demo\", \"backend\": \"%s\", \"gpu\": ", KP_SCHEMA_VERSION,
+                    kp_backend_name(be));
+            kp_json_str(f, env->gpu);
+            fprintf(f, ", \"modes\": [");
+            for (int m = 0; m < NMODES; m++) fprintf(f, "%s\"%s\"", m ? ", " : "", mode_name(m));
+            fprintf(f, "], \"rows\": [");
+            for (int i = 0; i < nr; i++) {
+                fprintf(f, "%s\n {\"name\": ", i ? "," : "");
+                kp_json_str(f, rows[i].name);
+                fprintf(f, ", \"op\": \"%s\", \"exploit\": %s, \"fools\": \"%s\", \"caught_by\": \"%s\", "
+                           "\"expect\": \"%s\", \"cells\": [",
+                        rows[i].op, rows[i].exploit ? "true" : "false", rows[i].fools, rows[i].caught, rows[i].expect);
+                for (int m = 0; m < NMODES; m++) {
+                    fprintf(f, "%s{\"verdict\": \"%s\", \"text\": ", m ? ", " : "", kp_verdict_name(rows[i].v[m]));
+                    kp_json_str(f, rows[i].cell[m]);
+                    fprintf(f, ", \"speedup\": %.6g, \"wall_s\": %.3f, \"phase_s\": {", rows[i].speedup[m], rows[i].wall[m]);
+                    for (int ph = 0; ph < KP_NPHASES; ph++)
+                        fprintf(f, "%s\"%s\": %.3f", ph ? ", " : "", kp_phase_name(ph), rows[i].phase[m][ph]);
+                    fprintf(f, "}}");
+                }
+                fprintf(f, "]}");
+            }
+            fprintf(f, "\n], \"complete\": %s, \"problems\": %d}\n", complete ? "true" : "false", problems);
+            fclose(f);
+        } else {
+            fprintf(stderr, "kproof demo: cannot write %s\n", json);
+        }
+    }
 }
 
 int kp_cli_demo(int argc, char **argv) {
@@ -276,7 +330,7 @@ int kp_cli_demo(int argc, char **argv) {
         }
     }
     int total = nr * NMODES, done = 0;
-    double t0 = kp_wall_s();
+    double t0 = kp_wall_s(), phase_total[KP_NPHASES] = {0};
     for (int i = 0; i < nr; i++) {
         const kp_op *op = kp_op_resolve(rows[i].op, NULL);
         if (!op) {
@@ -323,55 +377,24 @@ int kp_cli_demo(int argc, char **argv) {
             } else {
                 cell_text(&rows[i], m, &res);
             }
+            rows[i].wall[m] = res.wall_s;
+            for (int ph = 0; ph < KP_NPHASES; ph++) {
+                rows[i].phase[m][ph] = res.phase_s[ph];
+                phase_total[ph] += res.phase_s[ph];
+            }
             kp_result_free(&res);
         }
+        write_files(mdfile, json, &env, be, rows, i + 1, 0);
     }
-    fprintf(stderr, "\r[demo] %d evaluations in %.0f s%30s\n", total, kp_wall_s() - t0, "");
+    fprintf(stderr, "\r[demo] %d evaluations in %.0f s:", total, kp_wall_s() - t0);
+    for (int ph = 0; ph < KP_NPHASES; ph++) fprintf(stderr, " %s %.0f s", kp_phase_name(ph), phase_total[ph]);
+    fprintf(stderr, "%10s\n", "");
     printf("kproof demo on %s (%s backend): each row through the naive protocol, each flaw alone, and the "
            "rigorous protocol\n\n",
            env.gpu, kp_backend_name(be));
     print_matrix(stdout, rows, nr, 0);
     printf("\n");
     int problems = reading(stdout, rows, nr, "");
-    if (mdfile) {
-        FILE *f = fopen(mdfile, "w");
-        if (f) {
-            fprintf(f, "kproof demo on %s (%s backend), %s\n\n", env.gpu, kp_backend_name(be), env.date);
-            print_matrix(f, rows, nr, 1);
-            fprintf(f, "\n");
-            reading(f, rows, nr, "");
-            fclose(f);
-        } else {
-            fprintf(stderr, "kproof demo: cannot write %s\n", mdfile);
-        }
-    }
-    if (json) {
-        FILE *f = fopen(json, "w");
-        if (f) {
-            fprintf(f, "{\"schema\": %d, \"tool\": \"kproof demo\", \"backend\": \"%s\", \"gpu\": ", KP_SCHEMA_VERSION,
-                    kp_backend_name(be));
-            kp_json_str(f, env.gpu);
-            fprintf(f, ", \"modes\": [");
-            for (int m = 0; m < NMODES; m++) fprintf(f, "%s\"%s\"", m ? ", " : "", mode_name(m));
-            fprintf(f, "], \"rows\": [");
-            for (int i = 0; i < nr; i++) {
-                fprintf(f, "%s\n {\"name\": ", i ? "," : "");
-                kp_json_str(f, rows[i].name);
-                fprintf(f, ", \"op\": \"%s\", \"exploit\": %s, \"fools\": \"%s\", \"caught_by\": \"%s\", "
-                           "\"expect\": \"%s\", \"cells\": [",
-                        rows[i].op, rows[i].exploit ? "true" : "false", rows[i].fools, rows[i].caught, rows[i].expect);
-                for (int m = 0; m < NMODES; m++) {
-                    fprintf(f, "%s{\"verdict\": \"%s\", \"text\": ", m ? ", " : "", kp_verdict_name(rows[i].v[m]));
-                    kp_json_str(f, rows[i].cell[m]);
-                    fprintf(f, ", \"speedup\": %.6g}", rows[i].speedup[m]);
-                }
-                fprintf(f, "]}");
-            }
-            fprintf(f, "\n], \"problems\": %d}\n", problems);
-            fclose(f);
-        } else {
-            fprintf(stderr, "kproof demo: cannot write %s\n", json);
-        }
-    }
+    write_files(mdfile, json, &env, be, rows, nr, 1);
     return problems ? 1 : 0;
 }

@@ -1016,7 +1016,11 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     }
     if (kp_wk_available(o->backend, err, errlen)) return -1;
     progress(&c, "building %s for the %s backend", o->candidate, kp_backend_name(o->backend));
-    if (build_part(&c, &parts[0], r, 1)) {
+    double tp = t_start;
+#define PHASE(ph) do { double now_ = kp_wall_s(); r->phase_s[ph] += now_ - tp; tp = now_; } while (0)
+    int brc = build_part(&c, &parts[0], r, 1);
+    PHASE(KP_PH_BUILD);
+    if (brc) {
         r->wall_s = kp_wall_s() - t_start;
         return 0;
     }
@@ -1030,6 +1034,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
             if (build_part(&c, &parts[i], r, 0) == 0) parts[np++] = parts[i];
         }
     }
+    PHASE(KP_PH_BUILD);
     /* Calibration runs in a worker that holds a project kernel, never the candidate. */
     if (o->env_hint) {
         /* Facts and peaks read once by the caller, held in memory: nothing a
@@ -1081,6 +1086,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         }
     }
 
+    PHASE(KP_PH_START);
     shape_item items[64];
     int ns = pick_shapes(&c, items, 64);
     r->shapes = (kp_shape_result *)calloc((size_t)(ns ? ns : 1), sizeof *r->shapes);
@@ -1103,11 +1109,14 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         progress(&c, "shape %d/%d %s (%s): correctness", i + 1, ns, st, items[i].origin);
         int bad = FLAW(&c, KP_FLAW_ONE_INPUT) ? correctness_one_input(&c, &parts[0], &sr->shape, sr)
                                                : correctness(&c, &parts[0], &sr->shape, sr);
+        PHASE(KP_PH_CORRECT);
         /* The audit before timing: its evidence (which kernels ran where)
          * is clearer than what a later timing check would say. */
         if (!bad && o->backend == KP_BACKEND_CUDA && items[i].timed && c.flaws != KP_FLAW_ALL)
             bad = audit(&c, &parts[0], &sr->shape, sr);
+        PHASE(KP_PH_AUDIT);
         if (!bad && items[i].timed && !o->correctness_only) bad = timing(&c, parts, np, &sr->shape, sr);
+        PHASE(KP_PH_TIMING);
         r->verdict = worse(r->verdict, sr->verdict);
         if (sr->verdict != KP_PASS && sr->verdict != KP_NOISY) {
             if (!r->check_name[0] || !strcmp(r->check_name, "noise")) { /* a failure outranks noise */
@@ -1128,6 +1137,8 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     env_after(&c, trusted.alive ? &trusted : &parts[0]);
     for (int k = 0; k < np; k++) part_stop(&parts[k]);
     if (trusted.w) kp_wk_stop(trusted.w);
+    PHASE(KP_PH_START);
+#undef PHASE
     r->wall_s = kp_wall_s() - t_start;
     return 0;
 }

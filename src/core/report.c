@@ -634,6 +634,9 @@ void kp_print_json(FILE *f, const kp_result *r)
     snprintf(seed, sizeof seed, "%" PRIu64, r->seed);
     jw_str(&w, "seed", seed);
     jw_num(&w, "wall_s", r->wall_s);
+    jw_open(&w, "phase_s", '{');
+    for (int ph = 0; ph < KP_NPHASES; ph++) jw_num(&w, kp_phase_name(ph), r->phase_s[ph]);
+    jw_close(&w, '}');
 
     const kp_env *e = &r->env;
     jw_open(&w, "env", '{');

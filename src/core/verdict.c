@@ -142,3 +142,8 @@ void kp_result_warn(kp_result *r, const char *fmt, ...)
     }
     r->nwarn++;
 }
+
+const char *kp_phase_name(int phase) {
+    static const char *names[KP_NPHASES] = {"build", "start", "correctness", "audit", "timing"};
+    return phase >= 0 && phase < KP_NPHASES ? names[phase] : "?";
+}

@@ -313,11 +313,19 @@ int kp_calib_save(const char *cache_dir, const char *key, const kp_calib_rep *c)
     char path[PATH_MAX];
     if (mkdir_p(cache_dir)) return -1;
     calib_path(path, sizeof path, cache_dir, key);
-    FILE *f = fopen(path, "w");
+    /* Written aside, then renamed: evaluations running side by side never
+     * read half a file. */
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
     if (!f) return -1;
     fprintf(f, "copy_gbs %.6g\ngemm_f32_gflops %.6g\ngemm_tf32_gflops %.6g\ngemm_bf16_gflops %.6g\n", c->copy_gbs,
             c->gemm_f32_gflops, c->gemm_tf32_gflops, c->gemm_bf16_gflops);
-    return fclose(f) ? -1 : 0;
+    if (fclose(f) || rename(tmp, path)) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
 }
 
 void kp_now_iso(char *buf, size_t len) {

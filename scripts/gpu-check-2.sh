@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# gpu-check-2.sh: two gpu-check.sh runs side by side, one per GPU, on a
+# machine with two GPUs (nothing is timed across GPUs, and each run has the
+# host's cores to itself for its references).
+#
+#   scripts/gpu-check-2.sh "ENV... STAGES" "ENV... STAGES"
+#
+# e.g. scripts/gpu-check-2.sh "device,calibrate,exploits" \
+#        "KP_KERNELS=softmax calibrate,correct,kernels"
+# Builds once, then runs each list with CUDA_VISIBLE_DEVICES=0 and =1 and
+# OUT=$OUT/g0 and $OUT/g1.
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT/g0" "$OUT/g1"
+OUT=$OUT/g0 bash scripts/gpu-check.sh build >/dev/null 2>&1 || echo "build stage failed (see $OUT/g0/log.txt)"
+run_on() { # gpu, "ENV... STAGES"
+  local gpu=$1 words=$2 stages envs=()
+  for w in $words; do case "$w" in *=*) envs+=("$w") ;; *) stages=$w ;; esac; done
+  env "${envs[@]}" CUDA_VISIBLE_DEVICES="$gpu" OUT="$OUT/g$gpu" bash scripts/gpu-check.sh "$stages" >/dev/null 2>&1
+}
+run_on 0 "$1" &
+run_on 1 "$2" &
+wait
+tail -40 "$OUT/g0/log.txt" "$OUT/g1/log.txt"
