@@ -12,11 +12,11 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT/g0" "$OUT/g1"
-OUT=$OUT/g0 bash scripts/gpu-check.sh build >/dev/null 2>&1 || echo "build stage failed (see $OUT/g0/log.txt)"
+OUT=$OUT/g0 KP_RUN_DIR=$PWD/gpu-run-build bash scripts/gpu-check.sh build >/dev/null 2>&1 || echo "build stage failed (see $OUT/g0/log.txt)"
 run_on() { # gpu, "ENV... STAGES"
   local gpu=$1 words=$2 stages envs=()
   for w in $words; do case "$w" in *=*) envs+=("$w") ;; *) stages=$w ;; esac; done
-  env "${envs[@]}" CUDA_VISIBLE_DEVICES="$gpu" OUT="$OUT/g$gpu" bash scripts/gpu-check.sh "$stages" >/dev/null 2>&1
+  env "${envs[@]}" CUDA_VISIBLE_DEVICES="$gpu" OUT="$OUT/g$gpu" KP_RUN_DIR="$PWD/gpu-run-g$gpu" bash scripts/gpu-check.sh "$stages" >/dev/null 2>&1
 }
 run_on 0 "$1" &
 run_on 1 "$2" &

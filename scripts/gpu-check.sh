@@ -27,8 +27,10 @@ set -uo pipefail
 STAGES=${1:-all}
 [ "$STAGES" = all ] && STAGES=build,device,calibrate,correct,kernels,exploits,torch,repro
 OUT=${OUT:-$PWD/gpu-out}
-R=$OUT/run
-mkdir -p "$R"
+# The run folder lives beside $OUT, not in it: the device tool brings back
+# at most 8 files, so $OUT holds only log.txt, summary.md and results.tgz.
+R=${KP_RUN_DIR:-$OUT.run}
+mkdir -p "$R" "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 B=${BUILD:-build-gpu}
 K=$B/kproof
@@ -38,7 +40,7 @@ has() { case ",$STAGES," in *",$1,"*) return 0 ;; esac; return 1; }
 # Pack what exists after every stage: a run cut short by its time limit
 # still brings every result back in one file (the device tool returns at
 # most 8 files).
-pack() { tar czf "$OUT/results.tgz" -C "$R" . 2>/dev/null; }
+pack() { tar czf "$OUT/.results.tgz" -C "$R" . 2>/dev/null && mv -f "$OUT/.results.tgz" "$OUT/results.tgz"; }
 stamp() { pack; echo "== $(date -u +%H:%M:%S) $*"; }
 # And every 20 s in the background: a run killed at the device's time limit
 # still brings back what it had.

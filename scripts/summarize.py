@@ -90,6 +90,23 @@ def main():
         if v != "PASS":
             out.append("| %s | **%s** %s | | %s | | | | | |" % (name, v, d.get("check", ""), (d.get("detail") or "")[:160].replace("|", "/").replace("\n", " ")))
 
+    corr = sorted(glob.glob(os.path.join(run, "correct", "*.json")))
+    if corr:
+        out.append("\n## Correctness of every project kernel on every shape of its op (no timing)\n")
+        out.append("| kernel | verdict | shapes | worst err/tol | check | detail |")
+        out.append("| --- | --- | --- | --- | --- | --- |")
+        for p in corr:
+            d = load(p)
+            name = os.path.basename(p)[:-5]
+            if not d:
+                out.append("| %s | (no result) | | | | |" % name)
+                continue
+            shapes = d.get("shapes", [])
+            worst = max((s.get("correctness", {}).get("max_ratio") or 0 for s in shapes), default=0)
+            out.append("| %s | %s | %d | %.3g | %s | %s |" % (
+                name, d.get("verdict"), len(shapes), worst, d.get("check", ""),
+                (d.get("detail") or "")[:140].replace("|", "/").replace("\n", " ")))
+
     if torch_rows:
         out.append("\n## Best project kernel vs torch (same cold protocol, same run)\n")
         out.append("| op | dtype | shape | project best | GB/s | % copy | eager | compile | max-autotune | best torch | project / best torch speed |")

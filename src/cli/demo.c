@@ -7,10 +7,14 @@
  * that catches it, the verdict expected). Columns: modes. Cells: the claimed
  * speedup (or PASS when there is no baseline) where the mode believed the
  * candidate, else the verdict and the check that decided. */
+#include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "core/host_api.h"
@@ -261,16 +265,198 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
     }
 }
 
+typedef struct demo_cfg {
+    kp_backend be;
+    const char *root, *cache;
+    const kp_env *env;
+    double budget;
+} demo_cfg;
+
+/* One cell: row r through mode m. */
+static void run_cell(const demo_cfg *g, row *r, int m) {
+    const kp_op *op = kp_op_resolve(r->op, NULL);
+    if (!op) {
+        snprintf(r->cell[m], sizeof r->cell[m], "unknown op");
+        r->v[m] = KP_ERROR;
+        return;
+    }
+    kp_eval_opts o;
+    kp_eval_opts_default(&o);
+    o.backend = g->be;
+    o.root = g->root;
+    o.cache_dir = g->cache;
+    o.candidate = r->path;
+    o.op = op;
+    o.flaws = mode_flaws(m);
+    o.progress = 0;
+    o.env_hint = g->env;
+    /* Per call. The hang and flood rows wait this out in every column, and
+     * on a GPU that wait holds the device lock: short on cuda, where the
+     * slowest honest call in the demo (the naive matmul at 2048^3, a batch
+     * of the parent clock) takes well under a second. */
+    o.timeout_s = g->be == KP_BACKEND_HOST ? 10 : 6;
+    o.stop.budget_s = g->budget > 0 ? g->budget : (g->be == KP_BACKEND_HOST ? 0.3 : 0.5);
+    o.stop.min_samples = 5;
+    o.stop.target = 0.03;
+    /* A demo, not a benchmark: 8 rotating sets, one baseline, and edge
+     * shapes up to 256K elements on the CPU keep 160-odd evaluations in
+     * minutes. */
+    o.nsets = 8;
+    o.max_sets = 8;
+    /* One baseline: the library or the project's best in rigorous columns,
+     * the naive kernel under weak-base. */
+    o.max_baselines = 1;
+    if (g->be == KP_BACKEND_HOST) o.max_elems = 1 << 18;
+    kp_shape s;
+    if (demo_shape(op, g->be, &s)) {
+        o.shapes[0] = s;
+        o.nshapes = 1;
+        o.user_shapes_plus = 1;
+    }
+    kp_result res;
+    char err[512] = "";
+    if (kp_eval(&o, &res, err, sizeof err)) {
+        snprintf(r->cell[m], sizeof r->cell[m], "harness: %.36s", err);
+        r->v[m] = KP_ERROR;
+    } else {
+        cell_text(r, m, &res);
+    }
+    r->wall[m] = res.wall_s;
+    for (int ph = 0; ph < KP_NPHASES; ph++) r->phase[m][ph] = res.phase_s[ph];
+    kp_result_free(&res);
+}
+
+/* Rows side by side on a GPU: each row in its own process; the device lock
+ * (src/proc/devlock.c) keeps every worker exchange and every timing phase
+ * to one process at a time, so what overlaps is the parent's CPU work
+ * (inputs, float64 references, checks) and nothing that is timed. On the
+ * host backend the CPU is the device: rows run one at a time there. */
+static int default_jobs(void) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int j = cores >= 8 ? (int)(cores / 4) : 1;
+    return j > 4 ? 4 : j;
+}
+
+typedef struct cell_rec { /* one finished cell, child to parent (< PIPE_BUF: one atomic write) */
+    int row, mode, verdict;
+    double speedup, wall, phase[KP_NPHASES];
+    char text[48];
+} cell_rec;
+
+static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const char *mdfile, const char *json,
+                         double t0) {
+    int fds[2];
+    if (pipe(fds)) {
+        fprintf(stderr, "[demo] no pipe (%s): rows one at a time\n", strerror(errno));
+        for (int i = 0; i < nr; i++)
+            for (int m = 0; m < NMODES; m++) run_cell(g, &rows[i], m);
+        return;
+    }
+    pid_t pid[MAX_ROWS];
+    int got[MAX_ROWS] = {0}, next = 0, running = 0, done = 0, rows_done = 0, total = nr * NMODES;
+    for (int i = 0; i < nr; i++) pid[i] = 0;
+    while (rows_done < nr) {
+        while (running < jobs && next < nr) {
+            fflush(stdout);
+            fflush(stderr);
+            pid_t p = fork();
+            if (p == 0) {
+                close(fds[0]);
+                for (int m = 0; m < NMODES; m++) {
+                    run_cell(g, &rows[next], m);
+                    cell_rec c;
+                    memset(&c, 0, sizeof c);
+                    c.row = next, c.mode = m, c.verdict = rows[next].v[m];
+                    c.speedup = rows[next].speedup[m], c.wall = rows[next].wall[m];
+                    memcpy(c.phase, rows[next].phase[m], sizeof c.phase);
+                    memcpy(c.text, rows[next].cell[m], sizeof c.text);
+                    if (write(fds[1], &c, sizeof c) != (ssize_t)sizeof c) _exit(3);
+                }
+                _exit(0);
+            }
+            if (p < 0) { /* no process: this row here, in the parent */
+                for (int m = 0; m < NMODES; m++) run_cell(g, &rows[next], m);
+                got[next] = NMODES;
+                rows_done++;
+                done += NMODES;
+                next++;
+                continue;
+            }
+            pid[next++] = p;
+            running++;
+        }
+        struct pollfd pf = {fds[0], POLLIN, 0};
+        if (poll(&pf, 1, 500) > 0) {
+            cell_rec c;
+            if (read(fds[0], &c, sizeof c) == (ssize_t)sizeof c && c.row >= 0 && c.row < nr && c.mode >= 0 &&
+                c.mode < NMODES) {
+                row *r = &rows[c.row];
+                r->v[c.mode] = (kp_verdict)c.verdict;
+                r->speedup[c.mode] = c.speedup;
+                r->wall[c.mode] = c.wall;
+                memcpy(r->phase[c.mode], c.phase, sizeof c.phase);
+                memcpy(r->cell[c.mode], c.text, sizeof c.text);
+                r->cell[c.mode][sizeof r->cell[c.mode] - 1] = 0;
+                got[c.row]++;
+                done++;
+                fprintf(stderr, "\r[demo] %3d/%d  %-28.28s %-10s %5.0f s ", done, total, r->name, mode_name(c.mode),
+                        kp_wall_s() - t0);
+            }
+        }
+        /* Reap finished rows; a row whose process died keeps what it sent. */
+        for (int i = 0; i < next; i++) {
+            int st;
+            if (pid[i] <= 0 || waitpid(pid[i], &st, WNOHANG) != pid[i]) continue;
+            /* Drain what it wrote before leaving. */
+            struct pollfd pf2 = {fds[0], POLLIN, 0};
+            while (got[i] < NMODES && poll(&pf2, 1, 0) > 0) {
+                cell_rec c;
+                if (read(fds[0], &c, sizeof c) != (ssize_t)sizeof c || c.row < 0 || c.row >= nr || c.mode < 0 ||
+                    c.mode >= NMODES)
+                    break;
+                row *r = &rows[c.row];
+                r->v[c.mode] = (kp_verdict)c.verdict;
+                r->speedup[c.mode] = c.speedup;
+                r->wall[c.mode] = c.wall;
+                memcpy(r->phase[c.mode], c.phase, sizeof c.phase);
+                memcpy(r->cell[c.mode], c.text, sizeof c.text);
+                r->cell[c.mode][sizeof r->cell[c.mode] - 1] = 0;
+                got[c.row]++;
+                done++;
+            }
+            pid[i] = 0;
+            running--;
+            rows_done++;
+            if (got[i] < NMODES) {
+                for (int m = 0; m < NMODES; m++)
+                    if (!rows[i].cell[m][0]) {
+                        snprintf(rows[i].cell[m], sizeof rows[i].cell[m], "harness: demo process died");
+                        rows[i].v[m] = KP_ERROR;
+                    }
+                done += NMODES - got[i];
+            }
+            write_files(mdfile, json, g->env, g->be, rows, nr, 0);
+        }
+    }
+    close(fds[0]);
+    close(fds[1]);
+}
+
 int kp_cli_demo(int argc, char **argv) {
     const char *backend = NULL, *json = NULL, *mdfile = NULL, *filter = NULL;
     double budget = -1;
+    int jobs = 0;
     for (int i = 0; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--backend") && v) backend = argv[++i];
         else if (!strcmp(argv[i], "--json") && v) json = argv[++i];
         else if (!strcmp(argv[i], "--md") && v) mdfile = argv[++i];
         else if (!strcmp(argv[i], "--only") && v) filter = argv[++i];
-        else if (!strcmp(argv[i], "--time-budget") && v) {
+        else if (!strcmp(argv[i], "--jobs") && v) {
+            double j;
+            if (kp_cli_parse_double("--jobs", argv[++i], 1, 16, &j)) return KP_EXIT_USAGE;
+            jobs = (int)j;
+        } else if (!strcmp(argv[i], "--time-budget") && v) {
             if (kp_cli_parse_double("--time-budget", argv[++i], 0.01, 600, &budget)) return KP_EXIT_USAGE;
         } else {
             fprintf(stderr, "kproof demo: unexpected argument '%s' (kproof help demo)\n", argv[i]);
@@ -329,63 +515,25 @@ int kp_cli_demo(int argc, char **argv) {
             nr++;
         }
     }
-    int total = nr * NMODES, done = 0;
+    int total = nr * NMODES;
     double t0 = kp_wall_s(), phase_total[KP_NPHASES] = {0};
-    for (int i = 0; i < nr; i++) {
-        const kp_op *op = kp_op_resolve(rows[i].op, NULL);
-        if (!op) {
-            for (int m = 0; m < NMODES; m++) snprintf(rows[i].cell[m], sizeof rows[i].cell[m], "unknown op");
-            continue;
+    demo_cfg cfg = {be, root, cache, &env, budget};
+    if (jobs <= 0) jobs = be == KP_BACKEND_HOST ? 1 : default_jobs();
+    if (jobs > 1) run_parallel(&cfg, rows, nr, jobs, mdfile, json, t0);
+    else {
+        int done = 0;
+        for (int i = 0; i < nr; i++) {
+            for (int m = 0; m < NMODES; m++) {
+                fprintf(stderr, "\r[demo] %3d/%d  %-28.28s %-10s %5.0f s ", ++done, total, rows[i].name,
+                        mode_name(m), kp_wall_s() - t0);
+                run_cell(&cfg, &rows[i], m);
+            }
+            write_files(mdfile, json, &env, be, rows, i + 1, 0);
         }
-        for (int m = 0; m < NMODES; m++) {
-            kp_eval_opts o;
-            kp_eval_opts_default(&o);
-            o.backend = be;
-            o.root = root;
-            o.cache_dir = cache;
-            o.candidate = rows[i].path;
-            o.op = op;
-            o.flaws = mode_flaws(m);
-            o.progress = 0;
-            o.env_hint = &env;
-            o.timeout_s = be == KP_BACKEND_HOST ? 10 : 20;
-            o.stop.budget_s = budget > 0 ? budget : (be == KP_BACKEND_HOST ? 0.3 : 0.5);
-            o.stop.min_samples = 5;
-            o.stop.target = 0.03;
-            /* A demo, not a benchmark: 8 rotating sets, one baseline, and
-             * edge shapes up to 256K elements on the CPU keep 160-odd
-             * evaluations in minutes. */
-            o.nsets = 8;
-            o.max_sets = 8;
-            /* One baseline: the library or the project's best in rigorous
-             * columns, the naive kernel under weak-base. */
-            o.max_baselines = 1;
-            if (be == KP_BACKEND_HOST) o.max_elems = 1 << 18;
-            kp_shape s;
-            if (demo_shape(op, be, &s)) {
-                o.shapes[0] = s;
-                o.nshapes = 1;
-                o.user_shapes_plus = 1;
-            }
-            kp_result res;
-            char err[512] = "";
-            fprintf(stderr, "\r[demo] %3d/%d  %-28.28s %-10s %5.0f s ", ++done, total, rows[i].name, mode_name(m),
-                    kp_wall_s() - t0);
-            if (kp_eval(&o, &res, err, sizeof err)) {
-                snprintf(rows[i].cell[m], sizeof rows[i].cell[m], "harness: %.36s", err);
-                rows[i].v[m] = KP_ERROR;
-            } else {
-                cell_text(&rows[i], m, &res);
-            }
-            rows[i].wall[m] = res.wall_s;
-            for (int ph = 0; ph < KP_NPHASES; ph++) {
-                rows[i].phase[m][ph] = res.phase_s[ph];
-                phase_total[ph] += res.phase_s[ph];
-            }
-            kp_result_free(&res);
-        }
-        write_files(mdfile, json, &env, be, rows, i + 1, 0);
     }
+    for (int i = 0; i < nr; i++)
+        for (int m = 0; m < NMODES; m++)
+            for (int ph = 0; ph < KP_NPHASES; ph++) phase_total[ph] += rows[i].phase[m][ph];
     fprintf(stderr, "\r[demo] %d evaluations in %.0f s:", total, kp_wall_s() - t0);
     for (int ph = 0; ph < KP_NPHASES; ph++) fprintf(stderr, " %s %.0f s", kp_phase_name(ph), phase_total[ph]);
     fprintf(stderr, "%10s\n", "");

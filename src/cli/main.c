@@ -55,12 +55,15 @@ static const cmd_help HELP[] = {
     {"calibrate", "kproof calibrate [--backend B] [--force]",
      "Measures this device's copy bandwidth (and GEMM rates on cuda) once and caches them;\n"
      "eval uses them for the speed-of-light fraction and to reject impossible times."},
-    {"demo", "kproof demo [--backend B] [--only LIST] [--time-budget S] [--json FILE] [--md FILE]",
+    {"demo", "kproof demo [--backend B] [--only LIST] [--jobs N] [--time-budget S] [--json FILE] [--md FILE]",
      "Runs the project's honest kernels and the exploit corpus through the naive protocol,\n"
      "each single flaw and the rigorous protocol, and prints the matrix of claimed\n"
      "speedups and verdicts with a short reading of it.\n\n"
      "  --backend B        cuda where a GPU answers, else host\n"
      "  --only LIST        only rows whose name contains one of these (comma-separated)\n"
+     "  --jobs N           rows in flight at once (cuda default: cores/4, at most 4; host 1).\n"
+     "                     They share the GPU under a device lock: one process at a time\n"
+     "                     runs anything on it, and a timing phase holds it throughout.\n"
      "  --time-budget S    timing seconds per shape (default 0.3 host, 0.5 cuda)\n"
      "  --json FILE        write the matrix as JSON; --md FILE as markdown\n\n"
      "Exit status 0 when every exploit is caught by the rigorous mode, fools at least\n"

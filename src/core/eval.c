@@ -117,6 +117,7 @@ typedef struct make_job {
     ctx *c;
     const kp_shape *sh;
     int dist;
+    const int *dist_of; /* per pair of sets, when not NULL */
     iset *sets;
     int failed;
     char err[200];
@@ -125,7 +126,8 @@ typedef struct make_job {
 static void make_one(void *arg, int i) {
     make_job *j = (make_job *)arg;
     char err[200];
-    if (iset_make(j->c, j->sh, j->dist, j->sets[i].seed, &j->sets[i], err, sizeof err)) {
+    int dist = j->dist_of ? j->dist_of[i / 2] : j->dist;
+    if (iset_make(j->c, j->sh, dist, j->sets[i].seed, &j->sets[i], err, sizeof err)) {
         j->failed = 1; /* racy but only ever set to 1 */
         snprintf(j->err, sizeof j->err, "%s", err);
     }
@@ -138,7 +140,25 @@ static int iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int 
         memset(&sets[i], 0, sizeof sets[i]);
         sets[i].seed = kp_rng_next(&c->rng);
     }
-    make_job j = {c, sh, dist, sets, 0, ""};
+    make_job j = {c, sh, dist, NULL, sets, 0, ""};
+    kp_parallel_for(n, make_one, &j);
+    if (j.failed) {
+        for (int i = 0; i < n; i++) iset_free(c->op, &sets[i]);
+        snprintf(err, len, "%s", j.err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Two fresh sets per round, rounds of distributions dist_of[0..nr). */
+static int iset_make_rounds(ctx *c, const kp_shape *sh, const int *dist_of, int nr, iset *sets, char *err,
+                            size_t len) {
+    int n = 2 * nr;
+    for (int i = 0; i < n; i++) {
+        memset(&sets[i], 0, sizeof sets[i]);
+        sets[i].seed = kp_rng_next(&c->rng);
+    }
+    make_job j = {c, sh, 0, dist_of, sets, 0, ""};
     kp_parallel_for(n, make_one, &j);
     if (j.failed) {
         for (int i = 0; i < n; i++) iset_free(c->op, &sets[i]);
@@ -406,31 +426,58 @@ static int rigorous_flags(const ctx *c) {
     return f;
 }
 
+/* Host memory one input set takes in the parent: its inputs, and a
+ * float64 value and tolerance per output element. */
+static int64_t host_set_bytes(const kp_op *op, const kp_shape *sh) {
+    int64_t b = 0;
+    for (int i = 0; i < op->nbufs; i++)
+        b += op->buf_elems(sh, i) * (op->bufs[i].output ? 16 : (int64_t)kp_dtype_size(op->bufs[i].dtype));
+    return b;
+}
+
 static int correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
     int d0 = c->o->dist >= 0 ? c->o->dist : 0;
     int d1 = c->o->dist >= 0 ? c->o->dist : c->op->ndists - 1;
     int flags = rigorous_flags(c);
     /* Each distribution on 2 fresh sets, then one more round of the first
-     * distribution with new seeds on the same (pooled) pointers. */
-    for (int round = d0; round <= d1 + 1; round++) {
-        int dist = round > d1 ? d0 : round;
-        iset sets[2];
+     * distribution with new seeds on the same (pooled) pointers. The sets
+     * of as many rounds as a quarter of the host's memory holds are built
+     * at once, on all cores: on a many-core GPU host the float64
+     * references are most of a correctness phase. */
+    int rounds = d1 - d0 + 2;
+    int64_t per = host_set_bytes(c->op, sh), cap = kp_host_mem_bytes() / 4;
+    int batch = per > 0 ? (int)(cap / (2 * per)) : rounds;
+    if (batch < 1) batch = 1;
+    if (batch > rounds) batch = rounds;
+    iset sets[2 * 16];
+    if (batch > 16) batch = 16;
+    int bad = 0;
+    for (int r0 = 0; r0 < rounds && !bad; r0 += batch) {
+        int nb = rounds - r0 < batch ? rounds - r0 : batch;
         char err[200];
-        if (iset_make_many(c, sh, dist, sets, 2, err, sizeof err)) return decide(sr, KP_ERROR, "harness", "%s", err);
-        int bad = part_setup(c, p, sh, dist, sets, 2, 1, sr);
-        for (int i = 0; i < 2 && !bad; i++) {
-            run_out ro;
-            bad = part_run(c, p, i, flags, &ro, sr) || judge_run(c, p, &ro, flags, sr);
-            if (!bad) {
-                char when[96];
-                snprintf(when, sizeof when, "distribution '%s'", c->op->dists[dist].name);
-                bad = check_full(c, p, sh, &sets[i], i, sr, when);
+        int dist_of[16];
+        for (int k = 0; k < nb; k++) {
+            int round = d0 + r0 + k;
+            dist_of[k] = round > d1 ? d0 : round;
+        }
+        if (iset_make_rounds(c, sh, dist_of, nb, sets, err, sizeof err)) /* seeds drawn in round order */
+            return decide(sr, KP_ERROR, "harness", "%s", err);
+        for (int k = 0; k < nb && !bad; k++) {
+            iset *two = &sets[2 * k];
+            bad = part_setup(c, p, sh, dist_of[k], two, 2, 1, sr);
+            for (int i = 0; i < 2 && !bad; i++) {
+                run_out ro;
+                bad = part_run(c, p, i, flags, &ro, sr) || judge_run(c, p, &ro, flags, sr);
+                if (!bad) {
+                    char when[96];
+                    snprintf(when, sizeof when, "distribution '%s'", c->op->dists[dist_of[k]].name);
+                    bad = check_full(c, p, sh, &two[i], i, sr, when);
+                }
             }
         }
-        for (int i = 0; i < 2; i++) iset_free(c->op, &sets[i]);
-        if (bad) return 1;
+        for (int i = 0; i < 2 * nb; i++) iset_free(c->op, &sets[i]);
     }
-    return 0;
+    return bad;
 }
 
 /* The naive one-input flaw: the reference is computed first in memory that
@@ -589,7 +636,18 @@ static int parent_floor(ctx *c, part *p, double median, const kp_shape *sh, iset
     return 0;
 }
 
+static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result *sr);
+
+/* The whole timing phase holds the device: no other kproof process runs
+ * anything on it until the last sample and the parent-clock batches. */
 static int timing(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result *sr) {
+    kp_devlock_hold(1);
+    int bad = timing_locked(c, parts, np, sh, sr);
+    kp_devlock_hold(0);
+    return bad;
+}
+
+static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result *sr) {
     int warm = FLAW(c, KP_FLAW_WARM);
     int64_t sb = set_bytes(c->op, sh);
     int nsets = c->o->nsets < 8 ? 8 : c->o->nsets;
@@ -988,6 +1046,19 @@ static int build_part(ctx *c, part *p, kp_result *r, int is_candidate) {
     return -1;
 }
 
+/* The device lock's name: the GPU's UUID once known, before that what
+ * CUDA_VISIBLE_DEVICES says (see src/proc/devlock.c). */
+static void devlock_open(kp_backend be, const char *uuid) {
+    char key[160];
+    if (be == KP_BACKEND_HOST) snprintf(key, sizeof key, "host");
+    else if (uuid && *uuid) snprintf(key, sizeof key, "%s", uuid);
+    else {
+        const char *v = getenv("CUDA_VISIBLE_DEVICES");
+        snprintf(key, sizeof key, "cuda-%s", v && *v ? v : "all");
+    }
+    kp_devlock_open(key);
+}
+
 int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     ctx c;
@@ -1015,6 +1086,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         return -1;
     }
     if (kp_wk_available(o->backend, err, errlen)) return -1;
+    devlock_open(o->backend, o->env_hint ? o->env_hint->gpu_uuid : NULL);
     progress(&c, "building %s for the %s backend", o->candidate, kp_backend_name(o->backend));
     double tp = t_start;
 #define PHASE(ph) do { double now_ = kp_wall_s(); r->phase_s[ph] += now_ - tp; tp = now_; } while (0)
@@ -1051,6 +1123,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
             return -1;
         trusted.alive = 1;
         calibrate(&c, &trusted);
+        devlock_open(o->backend, r->env.gpu_uuid);
     }
 
     /* Seeds are drawn only after the candidate's worker has loaded it. */

@@ -46,9 +46,15 @@ void kp_wk_stop(kp_wk *w);
 /* 0 when the worker executable of this backend is built; else err says so. */
 int kp_wk_available(kp_backend b, char *err, size_t errlen);
 double kp_wall_s(void); /* monotonic seconds */
+/* The device lock (devlock.c): opens the lock of the device named `key`
+ * (0 ok, -1 none: then nothing is locked); hold(1)/hold(0) take and give
+ * it, re-entrant. kp_wk_call holds it for every exchange. */
+int kp_devlock_open(const char *key);
+void kp_devlock_hold(int on);
 /* Runs fn(ctx, i) for i in [0, n) on up to the machine's cores; returns
  * when all are done. The parent's own CPU work (inputs, references). */
 void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx);
+int64_t kp_host_mem_bytes(void); /* physical memory of this machine */
 
 /* ---- candidate builds ------------------------------------------------------- */
 

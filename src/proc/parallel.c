@@ -42,3 +42,8 @@ void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx) {
     if (started == 0) worker(&p); /* no threads: do it here */
     for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
 }
+
+int64_t kp_host_mem_bytes(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (int64_t)pages * size : (int64_t)4 << 30;
+}

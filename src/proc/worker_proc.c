@@ -232,7 +232,18 @@ int kp_wk_available(kp_backend b, char *err, size_t errlen) {
     return -1;
 }
 
+static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, size_t errlen);
+
+/* A worker's start (its CUDA context, its first allocations) under the
+ * device lock too: another process's memory guard must not see it. */
 int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, size_t errlen) {
+    kp_devlock_hold(1);
+    int rc = start_locked(o, out, hello, err, errlen);
+    kp_devlock_hold(0);
+    return rc;
+}
+
+static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, size_t errlen) {
     *out = NULL;
     kp_wk *w = (kp_wk *)calloc(1, sizeof *w);
     if (!w) return KP_WK_SYS;
@@ -337,6 +348,9 @@ int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, si
     return KP_WK_OK;
 }
 
+static int call_locked(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const void *extra, size_t extralen,
+                       void *rep, size_t repcap, size_t *replen, double timeout_s, char *err, size_t errlen);
+
 int kp_wk_call(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const void *extra, size_t extralen, void *rep,
                size_t repcap, size_t *replen, double timeout_s, char *err, size_t errlen) {
     if (replen) *replen = 0;
@@ -344,6 +358,14 @@ int kp_wk_call(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const vo
         describe_death(w, err, errlen);
         return KP_WK_DIED;
     }
+    kp_devlock_hold(1);
+    int rc = call_locked(w, type, req, reqlen, extra, extralen, rep, repcap, replen, timeout_s, err, errlen);
+    kp_devlock_hold(0);
+    return rc;
+}
+
+static int call_locked(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const void *extra, size_t extralen,
+                       void *rep, size_t repcap, size_t *replen, double timeout_s, char *err, size_t errlen) {
     uint32_t seq = ++w->seq;
     double t0 = kp_wall_s();
     if (kp_frame_write2(w->req, type, w->token, seq, req, (uint32_t)reqlen, extra, (uint32_t)extralen))
