@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gpu-check.sh: everything GPU-side in one go, on a machine with an NVIDIA GPU.
 #
-#   scripts/gpu-check.sh [STAGES]     STAGES: comma list, default "all" =
-#       build,device,calibrate,correct,kernels,exploits,torch,repro
+#   scripts/gpu-check.sh [STAGES]     STAGES: comma list, run in that order;
+#       "all" = build,device,calibrate,correct,kernels,exploits,torch,dobench,repro
 #
 # correct: every project CUDA kernel, correctness only (every shape of its
 # op, no timing), KP_JOBS at a time (default 4): parallel is fine there
@@ -25,7 +25,7 @@
 # limit so one stuck stage cannot eat the whole run.
 set -uo pipefail
 STAGES=${1:-all}
-[ "$STAGES" = all ] && STAGES=build,device,calibrate,correct,kernels,exploits,torch,repro
+[ "$STAGES" = all ] && STAGES=build,device,calibrate,correct,kernels,exploits,torch,dobench,repro
 OUT=${OUT:-$PWD/gpu-out}
 # The run folder lives beside $OUT, not in it: the device tool brings back
 # at most 8 files, so $OUT holds only log.txt, summary.md and results.tgz.
@@ -57,23 +57,23 @@ stamp "env"
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null
 } | tee "$R/env.txt"
 
-if has build; then
+stage_build() {
   stamp "build"
   cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKP_WERROR=ON >"$R/build.log" 2>&1 &&
     ninja -C "$B" >>"$R/build.log" 2>&1 || { tail -50 "$R/build.log"; echo "BUILD FAILED"; }
   tail -3 "$R/build.log"
-fi
+}
 
-if has device; then
+stage_device() {
   stamp "device backend test"
   timeout 300 bash tests/gpu/run_dev_backend_test.sh --no-calibrate >"$R/device-test.txt" 2>&1
   echo "device test exit $?"; tail -25 "$R/device-test.txt"
-fi
+}
 
-if has calibrate; then
+stage_calibrate() {
   stamp "calibrate"
   timeout 300 "$K" calibrate --backend cuda --force | tee "$R/calibrate.txt"
-fi
+}
 
 # Kernel files picked by KP_KERNELS (regex on the path), one per line.
 kernel_files() {
@@ -99,33 +99,39 @@ export -f eval_kernel
 export K
 
 # Correctness of every project kernel on every shape of its op, no timing.
-if has correct; then
+stage_correct() {
   stamp "correct"
   mkdir -p "$R/correct"
   kernel_files "${KP_CORRECT_KERNELS:-${KP_KERNELS:-}}" | xargs -P "${KP_JOBS:-4}" -I{} bash -c 'eval_kernel "$1" "$2" --correctness' _ {} "$R/correct"
-fi
+}
 
 # Every project CUDA kernel, rigorous, every shape of its op.
-if has kernels; then
+stage_kernels() {
   stamp "kernels"
   mkdir -p "$R/kernels"
   for f in $(kernel_files "${KP_KERNELS:-}"); do
-    eval_kernel "$f" "$R/kernels" --time-budget "${KP_BUDGET:-3}" ${KP_EVAL_ARGS:-}
+    # KP_EVAL_ARGS: extra eval arguments, commas for spaces
+    # (e.g. --shape-set,canonical,--dist,normal).
+    eval_kernel "$f" "$R/kernels" --time-budget "${KP_BUDGET:-3}" ${KP_EVAL_ARGS//,/ }
     pack
   done
-fi
+}
 
-if has exploits; then
+stage_exploits() {
   stamp "exploits (demo matrix)"
-  timeout "${KP_DEMO_TIMEOUT:-900}" "$K" demo --backend cuda --json "$R/demo.json" --md "$R/demo.md" 2>"$R/demo.err"
+  timeout "${KP_DEMO_TIMEOUT:-900}" "$K" demo --backend cuda ${KP_DEMO_ARGS//,/ } --json "$R/demo.json" --md "$R/demo.md" 2>"$R/demo.err"
   echo "demo exit $?"; tail -5 "$R/demo.err"
-fi
+}
 
-if has torch; then
+stage_torch() {
   stamp "torch baselines"
   PYTHONUNBUFFERED=1 timeout "${KP_TORCH_TIMEOUT:-900}" python3 bench/torch_baselines.py --out "$R/torch.json" \
     --ops "${KP_TORCH_OPS:-softmax,layernorm,sum,matmul}" >"$R/torch.log" 2>&1
   echo "torch exit $?"; tail -3 "$R/torch.log"
+}
+
+stage_dobench() {
+  stamp "dobench"
   # An independent measurement of cuBLAS SGEMM (TF32 off) for the 3% check.
   timeout 300 python3 - >"$R/do_bench.json" 2>"$R/do_bench.err" <<'PY'
 import json, torch, triton
@@ -138,15 +144,15 @@ for n in (4096, 8192):
 print(json.dumps(rows))
 PY
   cat "$R/do_bench.json"
-fi
+}
 
 # Reproducibility: one PASS kernel in 5 fresh processes.
-if has repro; then
+stage_repro() {
   stamp "repro"
   mkdir -p "$R/repro"
   f=${KP_REPRO_FILE:-$(ls kernels/softmax/cuda/f32-*.cu | sort | tail -1)}
   for i in 1 2 3 4 5; do
-    timeout 300 "$K" eval "$f" --op softmax --backend cuda --shape 8192x8192 --no-baseline --time-budget 5 \
+    timeout 300 "$K" eval "$f" --op softmax --backend cuda --shape 8192x8192 --no-baseline --time-budget "${KP_REPRO_BUDGET:-5}" \
       --target 0.5 --json >"$R/repro/run$i.json" 2>/dev/null
   done
   python3 - "$R/repro" <<'PY' | tee "$R/repro/summary.txt"
@@ -161,7 +167,11 @@ if meds:
     lo, hi = min(meds), max(meds)
     print("medians_us", [round(m * 1e6, 2) for m in meds], "spread_pct", round(100 * (hi - lo) / lo, 3))
 PY
-fi
+}
+
+for st in ${STAGES//,/ }; do
+  if declare -F "stage_$st" >/dev/null; then "stage_$st"; else echo "unknown stage '$st'"; fi
+done
 
 stamp "summary"
 python3 scripts/summarize.py "$R" >"$OUT/summary.md" 2>"$R/summarize.err" || tail -5 "$R/summarize.err"

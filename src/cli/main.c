@@ -28,6 +28,8 @@ static const cmd_help HELP[] = {
      "  --dtype T          f32 (default) or bf16\n"
      "  --backend B        cuda where a GPU worker is built and a GPU answers, else host\n"
      "  --shape S          e.g. 4096x4096x4096 (repeatable); default: the op's shape sets\n"
+     "  --shape-set LIST   which of the op's sets: canonical (timed), edge, quick, drawn\n"
+     "                     (default canonical,edge,drawn; see kproof spec OP)\n"
      "  --dist NAME        only this input distribution (default: all, in correctness)\n"
      "  --protocol P       rigorous (default) or naive (all five flaws)\n"
      "  --flaw LIST        naive with only these flaws: launch, warm, one-input, loose-tol,\n"
@@ -305,6 +307,32 @@ int kp_cli_exit_code(kp_verdict v) {
     return KP_EXIT_INTERNAL;
 }
 
+/* "canonical,edge,quick,drawn" -> kp_eval_opts.shape_sets bits. */
+static int parse_shape_sets(const char *v, int *bits) {
+    static const char *names[] = {"canonical", "edge", "quick", "drawn"};
+    int b = 0;
+    const char *p = v;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        int found = 0;
+        for (int i = 0; i < 4; i++)
+            if (n == strlen(names[i]) && !strncmp(p, names[i], n)) b |= 1 << i, found = 1;
+        if (!found) {
+            fprintf(stderr, "kproof eval: unknown shape set '%.*s' in --shape-set (canonical, edge, quick, drawn)\n",
+                    (int)n, p);
+            return -1;
+        }
+        p += n;
+        if (*p == ',') p++;
+    }
+    if (!b) {
+        fprintf(stderr, "kproof eval: --shape-set needs at least one of canonical, edge, quick, drawn\n");
+        return -1;
+    }
+    *bits = b;
+    return 0;
+}
+
 static int cmd_eval(int argc, char **argv) {
     kp_eval_opts o;
     kp_eval_opts_default(&o);
@@ -333,6 +361,9 @@ static int cmd_eval(int argc, char **argv) {
                 return KP_EXIT_USAGE;
             }
             shape_text[o.nshapes++] = v; /* parsed once the op is known */
+        } else if (!strcmp(a, "--shape-set")) {
+            NEEDV()
+            if (parse_shape_sets(v, &o.shape_sets)) return KP_EXIT_USAGE;
         } else if (!strcmp(a, "--protocol")) {
             NEEDV()
             if (!strcmp(v, "naive")) o.flaws = KP_FLAW_ALL;
