@@ -33,9 +33,22 @@ R=${KP_RUN_DIR:-$OUT.run}
 mkdir -p "$R" "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 B=${BUILD:-build-gpu}
+case "$B" in /*) ;; *) B=$PWD/$B ;; esac
 K=$B/kproof
-export KPROOF_CACHE=$PWD/$B/kproof-cache
+export KPROOF_CACHE=$B/kproof-cache
 export KPROOF_ROOT=$PWD
+# The backend: cuda where a GPU answers, else host (the same stages on the
+# CPU, which is how CI runs this script: tests/gpu_check_test.sh). Stages
+# that need a GPU (device, torch, dobench) say so and do nothing on host.
+KP_BACKEND=${KP_BACKEND:-$(nvidia-smi -L >/dev/null 2>&1 && echo cuda || echo host)}
+EXT=$([ "$KP_BACKEND" = cuda ] && echo cu || echo c)
+# Optional settings (commas stand for spaces in the *_ARGS ones).
+KP_KERNELS=${KP_KERNELS:-}
+KP_CORRECT_KERNELS=${KP_CORRECT_KERNELS:-$KP_KERNELS}
+KP_EVAL_ARGS=${KP_EVAL_ARGS:-}
+KP_DEMO_ARGS=${KP_DEMO_ARGS:-}
+export KP_BACKEND
+needs_gpu() { [ "$KP_BACKEND" = cuda ] && return 0; echo "== $1: needs a GPU, skipped on the $KP_BACKEND backend"; return 1; }
 has() { case ",$STAGES," in *",$1,"*) return 0 ;; esac; return 1; }
 # Pack what exists after every stage: a run cut short by its time limit
 # still brings every result back in one file (the device tool returns at
@@ -52,19 +65,25 @@ stamp "env"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit: ${KP_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
-  nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu --format=csv
-  nvcc --version | tail -1
+  echo "backend: $KP_BACKEND"
+  if [ "$KP_BACKEND" = cuda ]; then
+    nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu --format=csv
+    nvcc --version | tail -1
+  else
+    grep -m1 'model name' /proc/cpuinfo; echo "cores: $(nproc)"
+  fi
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null
 } | tee "$R/env.txt"
 
 stage_build() {
   stamp "build"
-  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKP_WERROR=ON >"$R/build.log" 2>&1 &&
-    ninja -C "$B" >>"$R/build.log" 2>&1 || { tail -50 "$R/build.log"; echo "BUILD FAILED"; }
+  cmake -S . -B "$B" $(command -v ninja >/dev/null && echo -G Ninja) -DCMAKE_BUILD_TYPE=Release -DKP_WERROR=ON >"$R/build.log" 2>&1 &&
+    cmake --build "$B" -j "$(nproc)" >>"$R/build.log" 2>&1 || { tail -50 "$R/build.log"; echo "BUILD FAILED"; }
   tail -3 "$R/build.log"
 }
 
 stage_device() {
+  needs_gpu device || return 0
   stamp "device backend test"
   timeout 300 bash tests/gpu/run_dev_backend_test.sh --no-calibrate >"$R/device-test.txt" 2>&1
   echo "device test exit $?"; tail -25 "$R/device-test.txt"
@@ -72,13 +91,13 @@ stage_device() {
 
 stage_calibrate() {
   stamp "calibrate"
-  timeout 300 "$K" calibrate --backend cuda --force | tee "$R/calibrate.txt"
+  timeout 300 "$K" calibrate --backend "$KP_BACKEND" --force | tee "$R/calibrate.txt"
 }
 
 # Kernel files picked by KP_KERNELS (regex on the path), one per line.
 kernel_files() {
   local re=${1:-}
-  for f in kernels/*/cuda/*.cu; do
+  for f in kernels/*/"$KP_BACKEND"/*."$EXT"; do
     [ -n "$re" ] && { echo "$f" | grep -qE "$re" || continue; }
     echo "$f"
   done
@@ -88,28 +107,28 @@ eval_kernel() {
   local f=$1 dir=$2; shift 2
   local fam base dt extra=""
   fam=$(basename "$(dirname "$(dirname "$f")")")
-  base=$(basename "$f" .cu)
+  base=$(basename "$f"); base=${base%.*}
   dt=${base%%-*}
   case "$base" in *cublas*) extra="--allow-library" ;; esac
-  timeout 600 "$K" eval "$f" --op "$fam" --dtype "$dt" --backend cuda $extra --json "$@" \
+  timeout 600 "$K" eval "$f" --op "$fam" --dtype "$dt" --backend "$KP_BACKEND" $extra --json "$@" \
     >"$dir/$fam-$base.json" 2>"$dir/$fam-$base.err"
   echo "$fam/$base: exit $? $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["verdict"], d.get("check",""), round(d.get("wall_s",0),1), "s", d.get("detail","")[:160])' "$dir/$fam-$base.json" 2>/dev/null || tail -2 "$dir/$fam-$base.err")"
 }
 export -f eval_kernel
-export K
+export K EXT
 
 # Correctness of every project kernel on every shape of its op, no timing.
 stage_correct() {
   stamp "correct"
   mkdir -p "$R/correct"
-  kernel_files "${KP_CORRECT_KERNELS:-${KP_KERNELS:-}}" | xargs -P "${KP_JOBS:-4}" -I{} bash -c 'eval_kernel "$1" "$2" --correctness' _ {} "$R/correct"
+  kernel_files "$KP_CORRECT_KERNELS" | xargs -P "${KP_JOBS:-4}" -I{} bash -c 'eval_kernel "$1" "$2" --correctness' _ {} "$R/correct"
 }
 
 # Every project CUDA kernel, rigorous, every shape of its op.
 stage_kernels() {
   stamp "kernels"
   mkdir -p "$R/kernels"
-  for f in $(kernel_files "${KP_KERNELS:-}"); do
+  for f in $(kernel_files "$KP_KERNELS"); do
     # KP_EVAL_ARGS: extra eval arguments, commas for spaces
     # (e.g. --shape-set,canonical,--dist,normal).
     eval_kernel "$f" "$R/kernels" --time-budget "${KP_BUDGET:-3}" ${KP_EVAL_ARGS//,/ }
@@ -119,11 +138,12 @@ stage_kernels() {
 
 stage_exploits() {
   stamp "exploits (demo matrix)"
-  timeout "${KP_DEMO_TIMEOUT:-900}" "$K" demo --backend cuda ${KP_DEMO_ARGS//,/ } --json "$R/demo.json" --md "$R/demo.md" 2>"$R/demo.err"
+  timeout "${KP_DEMO_TIMEOUT:-900}" "$K" demo --backend "$KP_BACKEND" ${KP_DEMO_ARGS//,/ } --json "$R/demo.json" --md "$R/demo.md" 2>"$R/demo.err"
   echo "demo exit $?"; tail -5 "$R/demo.err"
 }
 
 stage_torch() {
+  needs_gpu torch || return 0
   stamp "torch baselines"
   PYTHONUNBUFFERED=1 timeout "${KP_TORCH_TIMEOUT:-900}" python3 bench/torch_baselines.py --out "$R/torch.json" \
     --ops "${KP_TORCH_OPS:-softmax,layernorm,sum,matmul}" >"$R/torch.log" 2>&1
@@ -131,6 +151,7 @@ stage_torch() {
 }
 
 stage_dobench() {
+  needs_gpu dobench || return 0
   stamp "dobench"
   # An independent measurement of cuBLAS SGEMM (TF32 off) for the 3% check.
   timeout 300 python3 - >"$R/do_bench.json" 2>"$R/do_bench.err" <<'PY'
@@ -150,10 +171,11 @@ PY
 stage_repro() {
   stamp "repro"
   mkdir -p "$R/repro"
-  f=${KP_REPRO_FILE:-$(ls kernels/softmax/cuda/f32-*.cu | sort | tail -1)}
+  f=${KP_REPRO_FILE:-$(ls kernels/softmax/"$KP_BACKEND"/f32-*."$EXT" | sort | tail -1)}
+  local shape=${KP_REPRO_SHAPE:-$([ "$KP_BACKEND" = cuda ] && echo 8192x8192 || echo 257x1000)}
   for i in 1 2 3 4 5; do
-    timeout 300 "$K" eval "$f" --op softmax --backend cuda --shape 8192x8192 --no-baseline --time-budget "${KP_REPRO_BUDGET:-5}" \
-      --target 0.5 --json >"$R/repro/run$i.json" 2>/dev/null
+    timeout 300 "$K" eval "$f" --op softmax --backend "$KP_BACKEND" --shape "$shape" --no-baseline \
+      --time-budget "${KP_REPRO_BUDGET:-5}" --target "${KP_REPRO_TARGET:-0.5}" --json >"$R/repro/run$i.json" 2>/dev/null
   done
   python3 - "$R/repro" <<'PY' | tee "$R/repro/summary.txt"
 import json, sys, glob
@@ -170,8 +192,9 @@ PY
 }
 
 for st in ${STAGES//,/ }; do
-  if declare -F "stage_$st" >/dev/null; then "stage_$st"; else echo "unknown stage '$st'"; fi
+  declare -F "stage_$st" >/dev/null || { echo "unknown stage '$st' (build, device, calibrate, correct, kernels, exploits, torch, dobench, repro)"; exit 64; }
 done
+for st in ${STAGES//,/ }; do "stage_$st"; done
 
 stamp "summary"
 python3 scripts/summarize.py "$R" >"$OUT/summary.md" 2>"$R/summarize.err" || tail -5 "$R/summarize.err"

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The one-command GPU script, run on the host backend: every stage's shell
+# (variables, paths, packing, summary) is exercised in CI, so a typo in it
+# cannot first show up on the GPU machine, where device time is scarce.
+# (KP_EVAL_ARGS is left unset on purpose: an unset optional setting once
+# stopped a whole GPU run.)
+#   tests/gpu_check_test.sh BUILD_DIR
+set -uo pipefail
+BUILD=$(cd "$1" && pwd)
+cd "$(dirname "$0")/.."
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; echo "--- log"; cat "$T/out/log.txt" 2>/dev/null | tail -40; exit 1; }
+
+# An unknown stage is refused before anything runs.
+OUT=$T/bad KP_RUN_DIR=$T/badrun BUILD=$BUILD KP_BACKEND=host bash scripts/gpu-check.sh calibrate,nonsense >/dev/null 2>&1
+[ $? -eq 64 ] || fail "an unknown stage should exit 64"
+grep -q "unknown stage 'nonsense'" "$T/bad/log.txt" || fail "the unknown stage is not named"
+[ -e "$T/badrun/calibrate.txt" ] && fail "a stage ran although the list had an unknown one"
+
+OUT=$T/out KP_RUN_DIR=$T/run BUILD=$BUILD KP_BACKEND=host \
+  KP_KERNELS='sum/host/f32-02' KP_CORRECT_KERNELS='sum/host' KP_JOBS=2 \
+  KP_BUDGET=1 KP_DEMO_ARGS=--only,stale_output \
+  KP_REPRO_BUDGET=0.3 KP_REPRO_TARGET=20 \
+  bash scripts/gpu-check.sh calibrate,correct,kernels,exploits,torch,dobench,repro >/dev/null 2>&1
+rc=$?
+[ $rc -eq 0 ] || fail "gpu-check.sh exited $rc"
+grep -qE 'unbound variable|command not found|syntax error' "$T/out/log.txt" && fail "shell error in the log"
+# $OUT holds only what the device tool can bring back.
+n=$(find "$T/out" -type f | wc -l)
+[ "$n" -le 8 ] || fail "$n files in \$OUT (the device tool returns 8)"
+mkdir "$T/x" && tar xzf "$T/out/results.tgz" -C "$T/x" || fail "results.tgz unreadable"
+for f in env.txt calibrate.txt correct/sum-f32-01-naive.json correct/sum-f32-02-tree.json \
+  kernels/sum-f32-02-tree.json demo.json demo.md repro/summary.txt; do
+  [ -s "$T/x/$f" ] || fail "results.tgz lacks $f ($(cd "$T/x" && find . -type f | tr '\n' ' '))"
+done
+python3 - "$T/x" <<'PY' || fail "results are not what the stages should have written"
+import json, sys
+d = sys.argv[1]
+for name in ("correct/sum-f32-01-naive.json", "correct/sum-f32-02-tree.json"):
+    r = json.load(open(f"{d}/{name}"))
+    assert r["verdict"] == "PASS", (name, r["verdict"], r.get("detail"))
+    assert all("timing" not in s or not s["timing"] for s in r["shapes"]), "correct stage timed something"
+k = json.load(open(f"{d}/kernels/sum-f32-02-tree.json"))
+assert k["verdict"] in ("PASS", "NOISY"), (k["verdict"], k.get("detail"))
+assert any(s.get("timing") for s in k["shapes"]), "kernels stage timed nothing"
+demo = json.load(open(f"{d}/demo.json"))
+assert demo["complete"] and [r["name"] for r in demo["rows"]] == ["stale-output"], demo["rows"]
+assert demo["rows"][0]["cells"][-1]["verdict"] == "WRONG", demo["rows"][0]["cells"][-1]
+assert "medians_us" in open(f"{d}/repro/summary.txt").read()
+PY
+grep -q 'torch: needs a GPU, skipped' "$T/out/log.txt" || fail "the torch stage did not say it was skipped"
+[ -s "$T/out/summary.md" ] || fail "no summary.md"
+echo "gpu-check.sh on the host backend: all stages ran, results packed and readable"
