@@ -70,4 +70,14 @@ check "help eval documents exit codes" has "Exit status" "$T/out"
 check "list names every op" has "layernorm_bf16" "$T/out"
 "$K" spec matmul --dtype bf16 >"$T/out" 2>&1
 check "spec shows the prototype" has "kp_matmul_bf16" "$T/out"
+# A numbered kernel whose header says "kproof-best: no" is never the
+# project's best: the baseline is the highest number without it.
+mkdir -p "$T/root/kernels/sum/host" "$T/root/include"
+cp -r "$S/include/kproof" "$T/root/include/"
+cp "$S/kernels/sum/host/f32-01-naive.c" "$S/kernels/sum/host/f32-02-tree.c" "$T/root/kernels/sum/host/"
+{ echo "/* a slower step: kproof-best: no */"; cat "$S/kernels/sum/host/f32-01-naive.c"; } >"$T/root/kernels/sum/host/f32-03-slower.c"
+cp "$S/kernels/sum/host/f32-01-naive.c" "$T/cand.c"
+KPROOF_ROOT="$T/root" "$K" eval "$T/cand.c" --op sum --shape 4099 $fast --json >"$T/best.json" 2>"$T/err"
+check "kproof-best: no is skipped for the best baseline" has '"name": "f32-02-tree"' "$T/best.json"
+
 exit $fail

@@ -488,9 +488,13 @@ int kp_cli_demo(int argc, char **argv) {
         static char names[64][256];
         int n = kp_list_dir(dir, names, 64);
         const char *bestname = NULL;
-        for (int j = 0; j < n; j++)
-            if (!strncmp(names[j], "f32-", 4) && names[j][4] >= '0' && names[j][4] <= '9' && strstr(names[j], ext))
+        for (int j = 0; j < n; j++) {
+            char path[PATH_MAX + 256];
+            snprintf(path, sizeof path, "%s/%s", dir, names[j]);
+            if (!strncmp(names[j], "f32-", 4) && names[j][4] >= '0' && names[j][4] <= '9' && strstr(names[j], ext) &&
+                !kp_kernel_not_best(path))
                 bestname = names[j]; /* sorted: the last is the highest number */
+        }
         if (!bestname) continue;
         row *r = &rows[nr];
         memset(r, 0, sizeof *r);

@@ -941,7 +941,9 @@ static int find_baselines(ctx *c, part *parts, int maxp, uint64_t cand_hash) {
         if (rest[0] >= '0' && rest[0] <= '9') {
             int num = (int)strtol(rest, NULL, 10);
             if (num < nlo) nlo = num, snprintf(lo, sizeof lo, "%s", nm);
-            if (num > nhi) nhi = num, snprintf(hi, sizeof hi, "%s", nm);
+            char path[PATH_MAX + 256];
+            snprintf(path, sizeof path, "%s/%s", dir, nm);
+            if (num > nhi && !kp_kernel_not_best(path)) nhi = num, snprintf(hi, sizeof hi, "%s", nm);
         } else if (!lib[0]) {
             snprintf(lib, sizeof lib, "%s", nm);
         }

@@ -67,6 +67,10 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
 /* FNV-1a hash of a file's content; 0 when unreadable. */
 uint64_t kp_file_hash(const char *path);
 int kp_file_exists(const char *path);
+/* 1 when a project kernel's header comment says "kproof-best: no": a
+ * numbered step that measured slower than an earlier one. The highest
+ * number without it is the project's best (the baseline, the demo row). */
+int kp_kernel_not_best(const char *path);
 /* Names in a directory, sorted; returns how many (at most max), -1 if unreadable. */
 int kp_list_dir(const char *dir, char names[][256], int max);
 

@@ -271,6 +271,18 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     return 0;
 }
 
+int kp_kernel_not_best(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *end = strstr(text, "*/"); /* the first comment only */
+    if (end) *end = 0;
+    return strstr(text, "kproof-best: no") != NULL;
+}
+
 /* ---- calibration cache ------------------------------------------------------ */
 
 static void calib_path(char *buf, size_t len, const char *cache_dir, const char *key) {

@@ -16,7 +16,11 @@
  * Napkin math: 4 bytes per element moved (x read once, y written once; w
  * and b come from L2), about 7 FLOPs per element: bandwidth-bound.
  * 16384x4096, 65536x1024 and 4096x16384 each move 256 MiB.
- * H200: not yet measured
+ * H200 (results/2026-11-30-h200x2-session2/run3-e9d72fd-gpu1, 1 s per shape, +-1-2%):
+ * 79.1 / 78.5 / 96.1 us = 80.3 / 80.9 / 66.1% of copy; 05 is 1.17x faster
+ * [1.12, 1.22] at 4096x16384: a regression on long rows
+ * kproof-best: no (05 stays the baseline and the demo row until a later
+ * step beats it)
  */
 #include <kproof/kernel.h>
 

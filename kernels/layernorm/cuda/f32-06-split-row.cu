@@ -14,7 +14,12 @@
  * Napkin math: 8 bytes per element moved (x read once, y written once; w
  * and b come from L2), about 7 FLOPs per element: bandwidth-bound.
  * 16384x4096 and 65536x1024 move 512 MiB, 4096x16384 512 MiB.
- * H200: not yet measured
+ * H200 (results/2026-11-30-h200x2-session2/run3-e9d72fd-gpu1, 1 s per shape, +-1-2%):
+ * 143.0 / 144.7 / 191.2 us = 88.8 / 87.8 / 66.4% of copy. A regression
+ * where it was meant to help: at 4096x16384 05 is 1.32x faster [1.29,
+ * 1.33]; the shared-memory half does not pay at 16384 columns
+ * kproof-best: no (05 stays the baseline and the demo row until a later
+ * step beats it)
  */
 #include <kproof/kernel.h>
 

@@ -11,7 +11,10 @@
  * Napkin math: 8 bytes per element moved (4 read, 4 written), about 5 FLOPs
  * and 1.5 exp2 per element: bandwidth-bound. 8192x8192 moves 512 MiB,
  * 65536x1024 512 MiB, 4096x32768 1 GiB.
- * H200: not yet measured
+ * H200 (results/2026-11-30-h200x2-session2/run3-e9d72fd-gpu1): at 8192x8192 and
+ * 65536x1024 the same as 05 (05/06 time ratio 1.00 and 0.99, intervals
+ * +-1-2%); at 4096x32768, its own case, 05 was 1.03x faster [1.00, 1.05]:
+ * the split brought nothing measurable; its own run there was cut short
  */
 #include <kproof/kernel.h>
 
