@@ -101,6 +101,7 @@ static int demo_env(kp_backend be, const char *root, const char *cache, kp_env *
     e->peak_gbs = c.copy_gbs;
     e->peak_gflops_f32 = c.gemm_f32_gflops;
     e->peak_gflops_bf16 = c.gemm_bf16_gflops;
+    kp_now_iso(e->date, sizeof e->date);
     kp_wk_stop(w);
     return 0;
 }
@@ -223,7 +224,12 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
         FILE *f = fopen(mdfile, "w");
         if (f) {
             fprintf(f, "kproof demo on %s (%s backend), %s\n\n", env->gpu, kp_backend_name(be), env->date);
-            if (!complete) fprintf(f, "(cut short: %d rows finished)\n\n", nr);
+            if (!complete) {
+                int cells = 0;
+                for (int i = 0; i < nr; i++)
+                    for (int m = 0; m < NMODES; m++) cells += rows[i].cell[m][0] != 0;
+                fprintf(f, "(cut short: %d of %d evaluations finished)\n\n", cells, nr * NMODES);
+            }
             print_matrix(f, rows, nr, 1);
             fprintf(f, "\n");
             reading(f, rows, nr, "");
@@ -532,7 +538,7 @@ int kp_cli_demo(int argc, char **argv) {
                         mode_name(m), kp_wall_s() - t0);
                 run_cell(&cfg, &rows[i], m);
             }
-            write_files(mdfile, json, &env, be, rows, i + 1, 0);
+            write_files(mdfile, json, &env, be, rows, nr, 0);
         }
     }
     for (int i = 0; i < nr; i++)
