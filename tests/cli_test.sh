@@ -80,4 +80,11 @@ cp "$S/kernels/sum/host/f32-01-naive.c" "$T/cand.c"
 KPROOF_ROOT="$T/root" "$K" eval "$T/cand.c" --op sum --shape 4099 $fast --json >"$T/best.json" 2>"$T/err"
 check "kproof-best: no is skipped for the best baseline" has '"name": "f32-02-tree"' "$T/best.json"
 
+# The one-input flaw at a matmul size the parent only samples: the worker
+# computes the reference itself (as the Sakana harness did), so the
+# harness-memory exploit finds it there and is believed; rigorous: WRONG.
+"$K" eval "$S/exploits/host/harness_memory.c" --op matmul --shape 1024x1024x1025 --flaw one-input --no-baseline \
+    --time-budget 0.5 --target 20 --quiet --json >"$T/hm.json" 2>"$T/err"
+check "one-input at a sampled size: harness-memory believed" has '"verdict": "PASS"' "$T/hm.json"
+
 exit $fail

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kproof/gen.h"
 #include "worker/backend.h"
 
 const kp_backend kp_dev_kind = KP_BACKEND_HOST;
@@ -164,6 +165,37 @@ void kp_dev_audit_returned(void) {}
 int kp_dev_audit_end(kp_audit_rep *rep) {
     rep->supported = 0;
     snprintf(rep->error, sizeof rep->error, "the host backend has no activity tracer");
+    return 0;
+}
+
+/* The one-input flaw's in-worker reference: what a naive harness computes
+ * next to the candidate (float accumulation, as such a harness would).
+ * Matmul only; the parent stages every other op's reference itself. */
+int kp_dev_reference(const kp_op *op, const kp_shape *s, void *const *bufs, void *out) {
+    if (strcmp(op->family, "matmul") != 0) return 1;
+    int64_t M = s->d[0], N = s->d[1], K = s->d[2];
+    float *acc = (float *)calloc((size_t)N, sizeof(float));
+    if (!acc) {
+        snprintf(g_err, sizeof g_err, "out of memory");
+        return -1;
+    }
+    for (int64_t i = 0; i < M; i++) {
+        memset(acc, 0, (size_t)N * sizeof(float));
+        for (int64_t k = 0; k < K; k++) {
+            float a = op->dtype == KP_F32 ? ((const float *)bufs[0])[i * K + k]
+                                          : kp_bf16_bits_to_f32(((const uint16_t *)bufs[0])[i * K + k]);
+            for (int64_t j = 0; j < N; j++) {
+                float b = op->dtype == KP_F32 ? ((const float *)bufs[1])[k * N + j]
+                                              : kp_bf16_bits_to_f32(((const uint16_t *)bufs[1])[k * N + j]);
+                acc[j] += a * b;
+            }
+        }
+        for (int64_t j = 0; j < N; j++) {
+            if (op->dtype == KP_F32) ((float *)out)[i * N + j] = acc[j];
+            else ((uint16_t *)out)[i * N + j] = kp_f32_to_bf16_bits(acc[j]);
+        }
+    }
+    free(acc);
     return 0;
 }
 

@@ -64,6 +64,12 @@ void kp_dev_audit_returned(void);
 int kp_dev_audit_end(kp_audit_rep *rep);
 
 int kp_dev_calibrate(kp_calib_rep *rep);
+/* The naive one-input flaw only: the op's result computed on this device,
+ * in the worker, the way a naive harness computes its reference next to
+ * the candidate (out: the output buffer's dtype). Used when the parent
+ * holds no full reference to stage (large matmul is checked by sampling).
+ * 0 done, 1 not offered for this op, -1 failed. */
+int kp_dev_reference(const kp_op *op, const kp_shape *s, void *const *bufs, void *out);
 
 /* After a call: 1 when the candidate left L2 persistence set up (a
  * persisting-L2 limit above 0 or an access-policy window on the given

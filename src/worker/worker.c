@@ -219,13 +219,22 @@ static int do_stale(const char *payload, uint32_t len) {
     if (len < sizeof q) return fail(1, "short stale request");
     memcpy(&q, payload, sizeof q);
     int ob = kp_op_output_buf(g_op);
-    if (q.set < 0 || q.set >= g_nsets || (size_t)q.bytes != g_sets[q.set].bytes[ob] || len != sizeof q + q.bytes)
+    /* bytes 0: no reference from the parent; this process computes one. */
+    int here = q.bytes == 0 && g_sets[q.set >= 0 && q.set < g_nsets ? q.set : 0].bytes[ob] > 0;
+    if (q.set < 0 || q.set >= g_nsets || (!here && (size_t)q.bytes != g_sets[q.set].bytes[ob]) ||
+        len != sizeof q + q.bytes)
         return fail(1, "bad stale request");
     size_t total = g_sets[q.set].bytes[ob] + 2 * guard_bytes();
     pool_free(g_sets[q.set].base[ob]);
     void *tmp = pool_alloc(total);
     if (!tmp) return fail(2, "out of memory");
-    if (kp_dev_from_host((char *)tmp + guard_bytes(), payload + sizeof q, (size_t)q.bytes))
+    if (here) {
+        void *bufs[KP_MAX_BUFS];
+        for (int b = 0; b < g_op->nbufs; b++) bufs[b] = g_sets[q.set].data[b];
+        int rc = kp_dev_reference(g_op, &g_shape, bufs, (char *)tmp + guard_bytes());
+        if (rc) return fail(rc > 0 ? 1 : 2, "no in-worker reference for %s: %s", g_op->name,
+                            rc > 0 ? "not offered for this op" : kp_dev_error());
+    } else if (kp_dev_from_host((char *)tmp + guard_bytes(), payload + sizeof q, (size_t)q.bytes))
         return fail(2, "upload failed: %s", kp_dev_error());
     pool_free(tmp);
     void *out = pool_alloc(total);
