@@ -175,9 +175,15 @@ static void print_matrix(FILE *f, row *rows, int nr, int md) {
 }
 
 static int reading(FILE *f, row *rows, int nr, const char *pre) {
-    int problems = 0, caught = 0, fooled = 0, nexp = 0, honest_ok = 0, nhonest = 0;
+    int problems = 0, caught = 0, fooled = 0, nexp = 0, honest_ok = 0, nhonest = 0, unfinished = 0;
     for (int i = 0; i < nr; i++) {
         row *r = &rows[i];
+        int ran = 1;
+        for (int m = 0; m < NMODES; m++) ran &= r->cell[m][0] != 0;
+        if (!ran) { /* a run cut short: judge only finished rows */
+            unfinished++;
+            continue;
+        }
         if (!r->exploit) {
             nhonest++;
             if (believed(r->v[NMODES - 1])) honest_ok++;
@@ -205,6 +211,7 @@ static int reading(FILE *f, row *rows, int nr, const char *pre) {
         }
     }
     if (!f) return problems;
+    if (unfinished) fprintf(f, "%s(%d row(s) not finished: not counted below)\n", pre, unfinished);
     fprintf(f, "%sReading: the rigorous mode rejected %d of %d exploits and passed %d of %d honest kernels; "
                "%d exploits fooled at least one single-flaw mode.\n",
             pre, caught, nexp, honest_ok, nhonest, fooled);
