@@ -12,9 +12,10 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT/g0" "$OUT/g1"
-OUT=$OUT/g0 KP_RUN_DIR=$PWD/gpu-run-build bash scripts/gpu-check.sh build >/dev/null 2>&1 || echo "build stage failed (see $OUT/g0/log.txt)"
+OUT=$OUT/g0 KP_RUN_DIR=$PWD/gpu-run-build bash scripts/gpu-check.sh build >/dev/null 2>&1 ||
+  { echo "build failed (see $OUT/g0/log.txt)"; tail -30 "$OUT/g0/log.txt"; exit 1; }
 run_on() { # gpu, "ENV... STAGES"
-  local gpu=$1 words=$2 stages envs=()
+  local gpu=$1 words=$2 stages=all envs=()
   for w in $words; do case "$w" in *=*) envs+=("$w") ;; *) stages=$w ;; esac; done
   env "${envs[@]}" CUDA_VISIBLE_DEVICES="$gpu" OUT="$OUT/g$gpu" KP_RUN_DIR="$PWD/gpu-run-g$gpu" bash scripts/gpu-check.sh "$stages" >/dev/null 2>&1
 }

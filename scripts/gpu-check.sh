@@ -26,12 +26,17 @@
 set -uo pipefail
 STAGES=${1:-all}
 [ "$STAGES" = all ] && STAGES=build,device,calibrate,correct,kernels,exploits,torch,dobench,repro
+KNOWN=",build,device,calibrate,correct,kernels,exploits,torch,dobench,repro,"
+for st in ${STAGES//,/ }; do
+  case "$KNOWN" in *",$st,"*) ;; *) echo "gpu-check.sh: unknown stage '$st' (${KNOWN:1:-1})" >&2; exit 64 ;; esac
+done
 OUT=${OUT:-$PWD/gpu-out}
 # The run folder lives beside $OUT, not in it: the device tool brings back
 # at most 8 files, so $OUT holds only log.txt, summary.md and results.tgz.
 R=${KP_RUN_DIR:-$OUT.run}
 mkdir -p "$R" "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
+TEE=$!
 B=${BUILD:-build-gpu}
 case "$B" in /*) ;; *) B=$PWD/$B ;; esac
 K=$B/kproof
@@ -53,13 +58,17 @@ has() { case ",$STAGES," in *",$1,"*) return 0 ;; esac; return 1; }
 # Pack what exists after every stage: a run cut short by its time limit
 # still brings every result back in one file (the device tool returns at
 # most 8 files).
-pack() { tar czf "$OUT/.results.tgz" -C "$R" . 2>/dev/null && mv -f "$OUT/.results.tgz" "$OUT/results.tgz"; }
+pack() { # each packer its own temp file; the rename is atomic
+  local tmp="$OUT/.results.$BASHPID.tgz"
+  tar czf "$tmp" -C "$R" . 2>/dev/null && mv -f "$tmp" "$OUT/results.tgz" || rm -f "$tmp"
+}
 stamp() { pack; echo "== $(date -u +%H:%M:%S) $*"; }
 # And every 20 s in the background: a run killed at the device's time limit
 # still brings back what it had.
-( while sleep 20; do pack; done ) &
+( while sleep 20; do pack; done ) >/dev/null 2>&1 </dev/null &
 PACKER=$!
-trap 'kill $PACKER 2>/dev/null' EXIT
+# On exit: stop the packer, then let tee finish writing log.txt.
+trap 'kill $PACKER 2>/dev/null; exec >&- 2>&-; wait $TEE 2>/dev/null' EXIT
 
 stamp "env"
 {
@@ -77,8 +86,13 @@ stamp "env"
 
 stage_build() {
   stamp "build"
-  cmake -S . -B "$B" $(command -v ninja >/dev/null && echo -G Ninja) -DCMAKE_BUILD_TYPE=Release -DKP_WERROR=ON >"$R/build.log" 2>&1 &&
-    cmake --build "$B" -j "$(nproc)" >>"$R/build.log" 2>&1 || { tail -50 "$R/build.log"; echo "BUILD FAILED"; }
+  if ! { cmake -S . -B "$B" $(command -v ninja >/dev/null && echo -G Ninja) -DCMAKE_BUILD_TYPE=Release -DKP_WERROR=ON \
+      >"$R/build.log" 2>&1 && cmake --build "$B" -j "$(nproc)" >>"$R/build.log" 2>&1; }; then
+    tail -50 "$R/build.log"
+    echo "BUILD FAILED: the later stages would run a missing or stale kproof; stopping"
+    pack
+    exit 1
+  fi
   tail -3 "$R/build.log"
 }
 
@@ -191,9 +205,6 @@ if meds:
 PY
 }
 
-for st in ${STAGES//,/ }; do
-  declare -F "stage_$st" >/dev/null || { echo "unknown stage '$st' (build, device, calibrate, correct, kernels, exploits, torch, dobench, repro)"; exit 64; }
-done
 for st in ${STAGES//,/ }; do "stage_$st"; done
 
 stamp "summary"

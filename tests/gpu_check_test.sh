@@ -13,10 +13,14 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; echo "--- log"; cat "$T/out/log.txt" 2>/dev/null | tail -40; exit 1; }
 
 # An unknown stage is refused before anything runs.
-OUT=$T/bad KP_RUN_DIR=$T/badrun BUILD=$BUILD KP_BACKEND=host bash scripts/gpu-check.sh calibrate,nonsense >/dev/null 2>&1
+OUT=$T/bad KP_RUN_DIR=$T/badrun BUILD=$BUILD KP_BACKEND=host bash scripts/gpu-check.sh calibrate,nonsense >"$T/bad.txt" 2>&1
 [ $? -eq 64 ] || fail "an unknown stage should exit 64"
-grep -q "unknown stage 'nonsense'" "$T/bad/log.txt" || fail "the unknown stage is not named"
+grep -q "unknown stage 'nonsense'" "$T/bad.txt" || fail "the unknown stage is not named"
 [ -e "$T/badrun/calibrate.txt" ] && fail "a stage ran although the list had an unknown one"
+# A build that fails stops the run with a non-zero status.
+OUT=$T/bb KP_RUN_DIR=$T/bbrun BUILD=/proc/kproof-no-such-dir KP_BACKEND=host bash scripts/gpu-check.sh build,calibrate \
+  >/dev/null 2>&1 && fail "a failed build should stop the run with a non-zero status"
+[ -e "$T/bbrun/calibrate.txt" ] && fail "calibrate ran after a failed build"
 
 OUT=$T/out KP_RUN_DIR=$T/run BUILD=$BUILD KP_BACKEND=host \
   KP_KERNELS='sum/host/f32-02' KP_CORRECT_KERNELS='sum/host' KP_JOBS=2 \

@@ -128,6 +128,7 @@ int kp_cli_cuda_usable(const char *root, const char *cache) {
     if (!KP_HAVE_CUDA_BUILD) return 0;
     kp_wk *w = NULL;
     char err[600];
+    kp_devlock_open_backend(KP_BACKEND_CUDA); /* calibration measures: nobody else on the device */
     if (kp_trusted_start(KP_BACKEND_CUDA, root, cache, &w, err, sizeof err)) return 0;
     kp_wk_stop(w);
     return 1;
@@ -268,6 +269,7 @@ static int cmd_calibrate(int argc, char **argv) {
     }
     kp_wk *w = NULL;
     char err[600] = "";
+    kp_devlock_open_backend(be); /* calibration measures: nobody else on the device */
     if (kp_trusted_start(be, root, cache, &w, err, sizeof err)) {
         fprintf(stderr, "kproof calibrate: %s\n", err);
         return KP_EXIT_INTERNAL;

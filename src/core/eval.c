@@ -150,13 +150,14 @@ static int iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int 
     return 0;
 }
 
-/* Two fresh sets per round, rounds of distributions dist_of[0..nr). */
-static int iset_make_rounds(ctx *c, const kp_shape *sh, const int *dist_of, int nr, iset *sets, char *err,
-                            size_t len) {
+/* Two sets per round, rounds of distributions dist_of[0..nr), from the
+ * given seeds. */
+static int iset_make_rounds(ctx *c, const kp_shape *sh, const int *dist_of, int nr, const uint64_t *seeds, iset *sets,
+                            char *err, size_t len) {
     int n = 2 * nr;
     for (int i = 0; i < n; i++) {
         memset(&sets[i], 0, sizeof sets[i]);
-        sets[i].seed = kp_rng_next(&c->rng);
+        sets[i].seed = seeds[i];
     }
     make_job j = {c, sh, 0, dist_of, sets, 0, ""};
     kp_parallel_for(n, make_one, &j);
@@ -445,12 +446,15 @@ static int correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr)
      * at once, on all cores: on a many-core GPU host the float64
      * references are most of a correctness phase. */
     int rounds = d1 - d0 + 2;
+    if (rounds > 16) return decide(sr, KP_ERROR, "harness", "%s has more distributions than kproof handles", c->op->name);
     int64_t per = host_set_bytes(c->op, sh), cap = kp_host_mem_bytes() / 4;
-    int batch = per > 0 ? (int)(cap / (2 * per)) : rounds;
-    if (batch < 1) batch = 1;
-    if (batch > rounds) batch = rounds;
+    int64_t fit = per > 0 ? cap / (2 * per) : rounds;
+    int batch = fit < 1 ? 1 : fit > rounds ? rounds : (int)fit;
+    /* Every set's seed first, in round order: the inputs (and the checks'
+     * draws after them) do not depend on how many sets fit in memory. */
+    uint64_t seeds[2 * 16];
+    for (int i = 0; i < 2 * rounds; i++) seeds[i] = kp_rng_next(&c->rng);
     iset sets[2 * 16];
-    if (batch > 16) batch = 16;
     int bad = 0;
     for (int r0 = 0; r0 < rounds && !bad; r0 += batch) {
         int nb = rounds - r0 < batch ? rounds - r0 : batch;
@@ -460,7 +464,7 @@ static int correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr)
             int round = d0 + r0 + k;
             dist_of[k] = round > d1 ? d0 : round;
         }
-        if (iset_make_rounds(c, sh, dist_of, nb, sets, err, sizeof err)) /* seeds drawn in round order */
+        if (iset_make_rounds(c, sh, dist_of, nb, seeds + 2 * r0, sets, err, sizeof err))
             return decide(sr, KP_ERROR, "harness", "%s", err);
         for (int k = 0; k < nb && !bad; k++) {
             iset *two = &sets[2 * k];
@@ -1055,19 +1059,6 @@ static int build_part(ctx *c, part *p, kp_result *r, int is_candidate) {
     return -1;
 }
 
-/* The device lock's name: the GPU's UUID once known, before that what
- * CUDA_VISIBLE_DEVICES says (see src/proc/devlock.c). */
-static void devlock_open(kp_backend be, const char *uuid) {
-    char key[160];
-    if (be == KP_BACKEND_HOST) snprintf(key, sizeof key, "host");
-    else if (uuid && *uuid) snprintf(key, sizeof key, "%s", uuid);
-    else {
-        const char *v = getenv("CUDA_VISIBLE_DEVICES");
-        snprintf(key, sizeof key, "cuda-%s", v && *v ? v : "all");
-    }
-    kp_devlock_open(key);
-}
-
 int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     ctx c;
@@ -1095,7 +1086,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         return -1;
     }
     if (kp_wk_available(o->backend, err, errlen)) return -1;
-    devlock_open(o->backend, o->env_hint ? o->env_hint->gpu_uuid : NULL);
+    kp_devlock_open_backend(o->backend);
     progress(&c, "building %s for the %s backend", o->candidate, kp_backend_name(o->backend));
     double tp = t_start;
 #define PHASE(ph) do { double now_ = kp_wall_s(); r->phase_s[ph] += now_ - tp; tp = now_; } while (0)
@@ -1132,7 +1123,6 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
             return -1;
         trusted.alive = 1;
         calibrate(&c, &trusted);
-        devlock_open(o->backend, r->env.gpu_uuid);
     }
 
     /* Seeds are drawn only after the candidate's worker has loaded it. */

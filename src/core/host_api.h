@@ -50,6 +50,7 @@ double kp_wall_s(void); /* monotonic seconds */
  * (0 ok, -1 none: then nothing is locked); hold(1)/hold(0) take and give
  * it, re-entrant. kp_wk_call holds it for every exchange. */
 int kp_devlock_open(const char *key);
+int kp_devlock_open_backend(kp_backend be); /* the lock of this process's device */
 void kp_devlock_hold(int on);
 /* Runs fn(ctx, i) for i in [0, n) on up to the machine's cores; returns
  * when all are done. The parent's own CPU work (inputs, references). */

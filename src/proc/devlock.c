@@ -8,7 +8,7 @@
  * allocations. The parent's CPU work (inputs, references, checks) runs
  * outside the lock, which is what lets processes overlap at all.
  * Re-entrant within a process (a count). Without a lock file (no /tmp, or
- * another user's file), nothing is locked, and the run says so. */
+ * another user's file), nothing is locked, and stderr says so. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +21,19 @@
 #include "core/host_api.h"
 
 static int lock_fd = -1, depth = 0;
+
+/* The device's name, the same for every process that would use it: on
+ * cuda the first entry of CUDA_VISIBLE_DEVICES (device 0 when unset), known
+ * before any worker starts. A GPU named by index in one process and by
+ * UUID in another gets two locks: name GPUs one way on a shared machine. */
+int kp_devlock_open_backend(kp_backend be) {
+    char key[160];
+    if (be == KP_BACKEND_HOST) return kp_devlock_open("host");
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    size_t n = v ? strcspn(v, ",") : 0;
+    snprintf(key, sizeof key, "cuda-%.*s", n ? (int)n : 1, n ? v : "0");
+    return kp_devlock_open(key);
+}
 
 int kp_devlock_open(const char *key) {
     if (lock_fd >= 0) {
@@ -40,15 +53,31 @@ int kp_devlock_open(const char *key) {
     mode_t old = umask(0);
     lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     umask(old);
-    return lock_fd >= 0 ? 0 : -1;
+    if (lock_fd < 0) {
+        static int said;
+        if (!said++)
+            fprintf(stderr, "kproof: cannot open the device lock %s (%s): other kproof processes may share the device\n",
+                    path, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 void kp_devlock_hold(int on) {
     if (lock_fd < 0) return;
     if (on) {
-        if (depth++ == 0)
-            while (flock(lock_fd, LOCK_EX) && errno == EINTR) {
+        if (depth++ == 0) {
+            int rc;
+            while ((rc = flock(lock_fd, LOCK_EX)) != 0 && errno == EINTR) {
             }
+            if (rc) { /* cannot lock: say so once, run unlocked */
+                fprintf(stderr, "kproof: the device lock failed (%s): other kproof processes may share the device\n",
+                        strerror(errno));
+                close(lock_fd);
+                lock_fd = -1;
+                depth = 0;
+            }
+        }
     } else if (depth > 0 && --depth == 0) {
         flock(lock_fd, LOCK_UN);
     }

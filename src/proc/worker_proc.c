@@ -410,6 +410,9 @@ double kp_wk_last_wall(const kp_wk *w) { return w->last_wall; }
 
 void kp_wk_stop(kp_wk *w) {
     if (!w) return;
+    /* A worker's exit (its context torn down, a killed kernel) is device
+     * work too: under the lock, so nobody's timing overlaps it. */
+    kp_devlock_hold(1);
     if (!w->dead) {
         kp_frame_write(w->req, KP_MSG_QUIT, w->token, ++w->seq, NULL, 0);
         for (int i = 0; i < 100 && !w->dead; i++) {
@@ -429,4 +432,5 @@ void kp_wk_stop(kp_wk *w) {
         rmdir(w->tmpdir);
     }
     free(w);
+    kp_devlock_hold(0);
 }
