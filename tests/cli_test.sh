@@ -87,4 +87,19 @@ check "kproof-best: no is skipped for the best baseline" has '"name": "f32-02-tr
     --time-budget 0.5 --target 20 --quiet --json >"$T/hm.json" 2>"$T/err"
 check "one-input at a sampled size: harness-memory believed" has '"verdict": "PASS"' "$T/hm.json"
 
+# Past 4M output elements the timed calls' checks sample chunks whose rows
+# are generated and referenced on demand (lazy sets): a candidate that
+# turns wrong only after its correctness phase is caught there, and an
+# honest one stays correct.
+"$K" eval "$S/tests/candidates/softmax_late_zero.c" --op softmax --shape 4099x1025 --no-baseline \
+    --time-budget 1 --target 20 --quiet >"$T/late" 2>"$T/err"
+rc=$?
+check "late-wrong candidate: WRONG (exit 1)" [ $rc -eq 1 ]
+check "late-wrong candidate: caught in a timed call by a sampled check" \
+    grep -q "a timed call" "$T/late"
+check "late-wrong candidate: sampled chunks" has "sampled 64 x 2048" "$T/late"
+"$K" eval "$S/kernels/softmax/host/f32-02-fused.c" --op softmax --shape 4099x1025 --no-baseline \
+    --time-budget 1 --target 20 --quiet --json >"$T/lazy.json" 2>"$T/err"
+check "honest kernel at a lazily checked size: correct" grep -qE '"verdict": "(PASS|NOISY)"' "$T/lazy.json"
+
 exit $fail

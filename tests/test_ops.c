@@ -522,6 +522,52 @@ static void test_end_to_end(void) {
     kp_free_bufs(op, in);
 }
 
+/* ===== row-local ops ======================================================= */
+
+/* What the lazy timing sets rely on (src/core/eval.c): for an op marked
+ * row_local, the reference of rows [r0, r1) computed on a sub-shape from
+ * inputs generated at those rows' offsets (the weights whole) equals the
+ * same rows of the full reference, bit for bit. */
+static void test_row_local(void) {
+    int nlocal = 0;
+    for (int i = 0; i < kp_op_count(); i++) {
+        const kp_op *op = kp_op_at(i);
+        if (!op->row_local) continue;
+        nlocal++;
+        kp_shape sh = {2, {37, 1000}};
+        for (int dist = 0; dist < op->ndists; dist++) {
+            void *in[KP_MAX_BUFS];
+            kp_ref full;
+            CHECK(kp_gen_inputs(op, &sh, dist, 99 + (uint64_t)dist, in) == 0);
+            CHECK(op->reference(op, &sh, (const void *const *)in, &full) == 0);
+            const int64_t r0 = 5, r1 = 9;
+            kp_shape sub = sh, one = sh, two = sh;
+            sub.d[0] = r1 - r0;
+            one.d[0] = 1;
+            two.d[0] = 2;
+            void *part[KP_MAX_BUFS] = {0};
+            for (int b = 0; b < op->nbufs; b++) {
+                if (op->bufs[b].output) continue;
+                int64_t per = op->buf_elems(&one, b);
+                int scaled = op->buf_elems(&two, b) != per;
+                int64_t n = scaled ? op->buf_elems(&sub, b) : op->buf_elems(&sh, b);
+                part[b] = malloc((size_t)n * kp_dtype_size(op->bufs[b].dtype));
+                kp_gen_fill(op, &sh, dist, b, 99 + (uint64_t)dist, part[b], scaled ? r0 * per : 0, n);
+            }
+            kp_ref rows;
+            CHECK(op->reference(op, &sub, (const void *const *)part, &rows) == 0);
+            int64_t cols = sh.d[1];
+            CHECK(memcmp(rows.want, full.want + r0 * cols, (size_t)((r1 - r0) * cols) * sizeof(double)) == 0);
+            CHECK(memcmp(rows.tol, full.tol + r0 * cols, (size_t)((r1 - r0) * cols) * sizeof(double)) == 0);
+            kp_ref_free(&rows);
+            kp_ref_free(&full);
+            for (int b = 0; b < KP_MAX_BUFS; b++) free(part[b]);
+            kp_free_bufs(op, in);
+        }
+    }
+    CHECK(nlocal == 4); /* softmax and layernorm, f32 and bf16 */
+}
+
 int main(void) {
     test_registry();
     test_shape_sets();
@@ -532,5 +578,6 @@ int main(void) {
     test_invoke();
     test_check();
     test_end_to_end();
+    test_row_local();
     TEST_MAIN_END();
 }

@@ -108,6 +108,12 @@ struct kp_op {
     int (*check)(const kp_op *op, const kp_shape *s, const void *const *in, const kp_ref *ref,
                  const void *out, uint64_t rng, kp_check *c);
     kp_invoke_fn invoke;
+    /* 1 when output row r (d[0] indexes rows) depends only on row r of each
+     * input that scales with d[0] and on the whole of the others (weights):
+     * the reference of a few rows is then `reference` on a sub-shape of
+     * those rows, which lets timing check sampled chunks without building
+     * whole references (softmax, layernorm). */
+    int row_local;
     /* Share of elements whose error may exceed rms limit: see kp_check. */
     double rms_limit; /* limit on the RMS of |err|/tol over all elements */
 };

@@ -51,6 +51,10 @@ typedef struct iset {      /* one input set as the parent knows it */
     uint64_t cksum[KP_MAX_BUFS];
     kp_ref ref;
     int have_ref;
+    /* Lazy (timing sets of large row-local ops): nothing held but the seed
+     * and distribution; the rows a sampled check needs are generated and
+     * referenced when it needs them. */
+    int lazy, dist;
 } iset;
 
 typedef struct ctx {
@@ -133,12 +137,24 @@ static void make_one(void *arg, int i) {
     }
 }
 
-/* n fresh input sets: seeds drawn here in order (reproducible from the
- * master seed), inputs and references built on all cores. */
+/* Timing sets may be lazy when every timed output is checked by sampled
+ * chunks (large outputs) of a row-local op: the parent then builds only
+ * the rows each check needs, not whole inputs and references per pass. */
+static int lazy_ok(const ctx *c, const kp_shape *sh) {
+    return c->op->row_local && !c->op->check && c->op->buf_elems(sh, kp_op_output_buf(c->op)) > FULL_CHECK_ELEMS;
+}
+
+/* n fresh input sets (the timing phase's): seeds drawn here in order
+ * (reproducible from the master seed), inputs and references built on all
+ * cores, or lazy (see lazy_ok). */
 static int iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int n, char *err, size_t len) {
     for (int i = 0; i < n; i++) {
         memset(&sets[i], 0, sizeof sets[i]);
         sets[i].seed = kp_rng_next(&c->rng);
+    }
+    if (lazy_ok(c, sh)) {
+        for (int i = 0; i < n; i++) sets[i].lazy = 1, sets[i].dist = dist;
+        return 0;
     }
     make_job j = {c, sh, dist, NULL, sets, 0, ""};
     kp_parallel_for(n, make_one, &j);
@@ -222,6 +238,8 @@ static void part_stop(part *p) {
     p->n = p->cap = 0;
 }
 
+static int lazy_input_probe(ctx *c, part *p, const kp_shape *sh, const iset *s, int set, int buf, kp_shape_result *sr);
+
 static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
                       kp_shape_result *sr) {
     kp_setup_req q;
@@ -238,15 +256,24 @@ static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets,
     int rc = kp_wk_call(p->w, KP_MSG_SETUP, &q, sizeof q, NULL, 0, &rep, sizeof rep, &got, c->o->timeout_s + 60, err,
                         sizeof err);
     if (rc) return worker_failed(c, p, sr, rc, "setting up inputs", err);
-    /* The device must have generated exactly the inputs the parent holds. */
+    /* The device must have generated exactly the inputs the parent holds:
+     * whole checksums, or for lazy sets a chunk of every input at an
+     * offset drawn now, compared bit for bit with the CPU's. */
     for (int i = 0; i < nsets; i++)
-        for (int b = 0; b < c->op->nbufs; b++)
-            if (!c->op->bufs[b].output && rep.in_cksum[i][b] != sets[i].cksum[b])
+        for (int b = 0; b < c->op->nbufs; b++) {
+            if (c->op->bufs[b].output) continue;
+            if (sets[i].lazy) {
+                int bad = lazy_input_probe(c, p, sh, &sets[i], i, b, sr);
+                if (bad) return bad;
+                continue;
+            }
+            if (rep.in_cksum[i][b] != sets[i].cksum[b])
                 return decide(sr, KP_ERROR, "generator",
                               "the worker's %s inputs differ from the parent's (buffer %s of set %d): the "
                               "device generator and the CPU generator disagree, or the candidate changed "
                               "memory while it was loaded",
                               kp_backend_name(c->o->backend), buf_name(c->op, b), i);
+        }
     return 0;
 }
 
@@ -342,6 +369,87 @@ static int fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, 
     return 0;
 }
 
+/* ---- lazy sets: a few rows at a time ------------------------------------------------ */
+
+/* Inputs of rows [r0, r1) of a lazy set: row-scaled buffers from their
+ * offset, the others whole (a row-local op's weights), all from the same
+ * counters as the device used. */
+static int lazy_rows_inputs(const ctx *c, const kp_shape *sh, const iset *s, int64_t r0, int64_t r1, void **in) {
+    kp_shape sub = *sh;
+    sub.d[0] = r1 - r0;
+    for (int b = 0; b < KP_MAX_BUFS; b++) in[b] = NULL;
+    for (int b = 0; b < c->op->nbufs; b++) {
+        if (c->op->bufs[b].output) continue;
+        kp_shape one = *sh, two = *sh;
+        one.d[0] = 1;
+        two.d[0] = 2;
+        int64_t per_row = c->op->buf_elems(&one, b);
+        int scaled = c->op->buf_elems(&two, b) != per_row;
+        int64_t begin = scaled ? r0 * per_row : 0;
+        int64_t n = scaled ? c->op->buf_elems(&sub, b) : c->op->buf_elems(sh, b);
+        in[b] = malloc((size_t)(n ? n : 1) * kp_dtype_size(c->op->bufs[b].dtype));
+        if (!in[b]) return -1;
+        kp_gen_fill(c->op, sh, s->dist, b, s->seed, in[b], begin, n);
+    }
+    return 0;
+}
+
+/* One input chunk of a lazy set, fetched from the worker after SETUP and
+ * compared bit for bit with the CPU generator at an offset drawn now. */
+static int lazy_input_probe(ctx *c, part *p, const kp_shape *sh, const iset *s, int set, int buf, kp_shape_result *sr) {
+    int64_t n = c->op->buf_elems(sh, buf), len = n < CHUNK_ELEMS ? n : CHUNK_ELEMS;
+    size_t es = kp_dtype_size(c->op->bufs[buf].dtype);
+    int64_t begin = (int64_t)kp_rng_below(&c->rng, (uint64_t)(n - len + 1));
+    char *got = (char *)malloc((size_t)len * es), *want = (char *)malloc((size_t)len * es);
+    int bad = 0;
+    if (!got || !want) bad = decide(sr, KP_ERROR, "harness", "out of host memory");
+    if (!bad) bad = fetch(c, p, set, buf, begin * (int64_t)es, len * (int64_t)es, got, sr);
+    if (!bad) {
+        kp_gen_fill(c->op, sh, s->dist, buf, s->seed, want, begin, len);
+        if (memcmp(got, want, (size_t)len * es))
+            bad = decide(sr, KP_ERROR, "generator",
+                         "the worker's %s inputs differ from the parent's (buffer %s of set %d, elements %lld..): the "
+                         "device generator and the CPU generator disagree, or the candidate changed memory while it "
+                         "was loaded",
+                         kp_backend_name(c->o->backend), buf_name(c->op, buf), set, (long long)begin);
+    }
+    free(got);
+    free(want);
+    return bad;
+}
+
+typedef struct lazy_job {
+    const ctx *c;
+    const kp_shape *sh;
+    const iset *s;
+    const int64_t *start;
+    double *want, *tol; /* SAMPLE_CHUNKS x CHUNK_ELEMS */
+    int failed;
+} lazy_job;
+
+/* The reference of one sampled chunk: the rows it covers, on a sub-shape. */
+static void lazy_chunk_ref(void *arg, int j) {
+    lazy_job *L = (lazy_job *)arg;
+    const kp_shape *sh = L->sh;
+    int64_t per_row = L->c->op->buf_elems(sh, kp_op_output_buf(L->c->op)) / sh->d[0];
+    int64_t r0 = L->start[j] / per_row, r1 = (L->start[j] + CHUNK_ELEMS - 1) / per_row + 1;
+    void *in[KP_MAX_BUFS];
+    kp_ref ref;
+    memset(&ref, 0, sizeof ref);
+    kp_shape sub = *sh;
+    sub.d[0] = r1 - r0;
+    if (lazy_rows_inputs(L->c, sh, L->s, r0, r1, in) ||
+        L->c->op->reference(L->c->op, &sub, (const void *const *)in, &ref) || !ref.want) {
+        L->failed = 1;
+    } else {
+        int64_t off = L->start[j] - r0 * per_row;
+        memcpy(L->want + (int64_t)j * CHUNK_ELEMS, ref.want + off, CHUNK_ELEMS * sizeof(double));
+        memcpy(L->tol + (int64_t)j * CHUNK_ELEMS, ref.tol + off, CHUNK_ELEMS * sizeof(double));
+    }
+    kp_ref_free(&ref);
+    for (int b = 0; b < KP_MAX_BUFS; b++) free(in[b]);
+}
+
 /* ---- checking outputs ------------------------------------------------------------- */
 
 /* Loose tolerance of the naive flaw: an absolute 1e-2 plus 1e-2 relative. */
@@ -387,11 +495,55 @@ static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_
     return judge_check(sr, &k, when);
 }
 
+/* The same on a lazy set: every chunk fetched first, then the rows they
+ * cover generated and referenced on all cores. */
+static int check_sampled_lazy(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
+    int ob = kp_op_output_buf(c->op);
+    int64_t n = c->op->buf_elems(sh, ob);
+    kp_dtype t = c->op->bufs[ob].dtype;
+    size_t es = kp_dtype_size(t);
+    int64_t start[SAMPLE_CHUNKS];
+    char *chunks = (char *)malloc((size_t)SAMPLE_CHUNKS * CHUNK_ELEMS * es);
+    double *want = (double *)malloc((size_t)SAMPLE_CHUNKS * CHUNK_ELEMS * sizeof(double));
+    double *tol = (double *)malloc((size_t)SAMPLE_CHUNKS * CHUNK_ELEMS * sizeof(double));
+    int bad = 0;
+    if (!chunks || !want || !tol) bad = decide(sr, KP_ERROR, "harness", "out of host memory");
+    for (int j = 0; j < SAMPLE_CHUNKS && !bad; j++) {
+        start[j] = (int64_t)kp_rng_below(&c->rng, (uint64_t)(n - CHUNK_ELEMS + 1));
+        bad = fetch(c, p, set, ob, start[j] * (int64_t)es, CHUNK_ELEMS * (int64_t)es, chunks + (size_t)j * CHUNK_ELEMS * es,
+                    sr);
+    }
+    if (!bad) {
+        lazy_job L = {c, sh, s, start, want, tol, 0};
+        kp_parallel_for(SAMPLE_CHUNKS, lazy_chunk_ref, &L);
+        if (L.failed) bad = decide(sr, KP_ERROR, "harness", "out of host memory computing the reference");
+    }
+    if (!bad) {
+        kp_check k;
+        kp_check_begin(&k, FLAW(c, KP_FLAW_LOOSE_TOL) ? INFINITY : c->op->rms_limit);
+        for (int j = 0; j < SAMPLE_CHUNKS; j++)
+            for (int64_t i = 0; i < CHUNK_ELEMS; i++) {
+                const char *chunk = chunks + (size_t)j * CHUNK_ELEMS * es;
+                double got = kp_load(chunk, t, i), w = want[(int64_t)j * CHUNK_ELEMS + i];
+                double tl = FLAW(c, KP_FLAW_LOOSE_TOL) ? 1e-2 + 1e-2 * fabs(w) : tol[(int64_t)j * CHUNK_ELEMS + i];
+                kp_check_add(&k, start[j] + i, got, w, tl, kp_is_poison(chunk, t, i));
+            }
+        kp_check_finish(&k, c->op, sh);
+        snprintf(k.method, sizeof k.method, "sampled %d x %d", SAMPLE_CHUNKS, CHUNK_ELEMS);
+        bad = judge_check(sr, &k, "a timed call");
+    }
+    free(chunks);
+    free(want);
+    free(tol);
+    return bad;
+}
+
 /* Sampled check of a large timed output: chunks at offsets chosen now,
  * after the call returned, so the candidate cannot know which. */
 static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
     int ob = kp_op_output_buf(c->op);
     int64_t n = c->op->buf_elems(sh, ob);
+    if (s->lazy) return check_sampled_lazy(c, p, sh, s, set, sr);
     if (c->op->check || !s->ref.want || n <= FULL_CHECK_ELEMS) return check_full(c, p, sh, s, set, sr, "a timed call");
     kp_dtype t = c->op->bufs[ob].dtype;
     size_t es = kp_dtype_size(t);

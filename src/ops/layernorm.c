@@ -196,7 +196,7 @@ static int ln_invoke_bf16(void *fn, void *const *b, const kp_shape *s, void *str
     .quick = {"quick", (int)(sizeof ln_quick / sizeof ln_quick[0]), ln_quick},                           \
     .ndists = (int)(sizeof ln_dists / sizeof ln_dists[0]), .dists = ln_dists, .buf_elems = ln_buf_elems, \
     .flops = ln_flops, .draw_shape = kp_draw_rows_cols, .shape_ok = ln_shape_ok,                         \
-    .reference = ln_reference, .check = NULL
+    .reference = ln_reference, .check = NULL, .row_local = 1
 
 const kp_op kp_op_layernorm_f32 = {
     .name = "layernorm_f32",

@@ -165,7 +165,7 @@ static int sm_invoke_bf16(void *fn, void *const *b, const kp_shape *s, void *str
     .quick = {"quick", (int)(sizeof sm_quick / sizeof sm_quick[0]), sm_quick},                           \
     .ndists = (int)(sizeof sm_dists / sizeof sm_dists[0]), .dists = sm_dists, .buf_elems = sm_buf_elems, \
     .flops = sm_flops, .draw_shape = kp_draw_rows_cols, .shape_ok = sm_shape_ok,                         \
-    .reference = sm_reference, .check = NULL
+    .reference = sm_reference, .check = NULL, .row_local = 1
 
 const kp_op kp_op_softmax_f32 = {
     .name = "softmax_f32",
