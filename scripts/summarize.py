@@ -82,10 +82,12 @@ def main():
                 name, s.get("verdict"), s.get("shape_text"), fmt_t(t["median_s"]), fmt_t(t["lo_s"]), fmt_t(t["hi_s"]),
                 t.get("gbs") or 0, tflops, pct,
                 "%.2f" % t["sol_fraction"] if t.get("sol_fraction") else "-", vs))
-            if s.get("verdict") == "PASS" and "cublas" not in name:
+            # Correct kernels only; NOISY (correct, timing unsettled) marked "~".
+            if s.get("verdict") in ("PASS", "NOISY") and "cublas" not in name:
                 key = (fam, d.get("dtype"), tuple(s.get("shape", [])))
                 if key not in best or t["median_s"] < best[key][0]:
-                    best[key] = (t["median_s"], name, t.get("gbs"))
+                    best[key] = (t["median_s"], name + ("~" if s.get("verdict") == "NOISY" else ""), t.get("gbs"),
+                                 t.get("lo_s"), t.get("hi_s"), t.get("sol_time_s"))
         v = d.get("verdict")
         if v != "PASS":
             out.append("| %s | **%s** %s | | %s | | | | | |" % (name, v, d.get("check", ""), (d.get("detail") or "")[:160].replace("|", "/").replace("\n", " ")))
@@ -109,25 +111,54 @@ def main():
 
     if torch_rows:
         out.append("\n## Best project kernel vs torch (same cold protocol, same run)\n")
-        out.append("| op | dtype | shape | project best | GB/s | % copy | eager | compile | max-autotune | best torch | project / best torch speed |")
+        out.append("Medians with 95% intervals. SoL: the op's bytes at the measured copy bandwidth. "
+                   "Target (issue 5): at least 90% of copy bandwidth and no slower than the best torch; "
+                   "\"~\": correct but the timing never settled (NOISY), so not counted as met.\n")
+        out.append("| op | dtype | shape | project best | % copy | SoL | eager | compile | max-autotune "
+                   "| best torch / project | target |")
         out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for (op, dt, shape), modes in sorted(torch_rows.items()):
             b = best.get((op, dt, shape))
             cells = []
             for m in ("eager", "compile", "max-autotune"):
                 r = modes.get(m)
-                cells.append("%s (%.0f GB/s)" % (fmt_t(r["median_s"]), r["gbs"]) if r else "-")
+                cells.append("%s [%s, %s]" % (fmt_t(r["median_s"]), fmt_t(r.get("lo_s")), fmt_t(r.get("hi_s")))
+                             if r else "-")
             tbest = min((r["median_s"] for r in modes.values()), default=None)
             ratio = "%.2fx" % (tbest / b[0]) if b and tbest else "-"
-            pct = "%.1f%%" % (100 * b[2] / copy_gbs) if b and copy_gbs and b[2] else "-"
+            pct = 100 * b[2] / copy_gbs if b and copy_gbs and b[2] else None
+            met = "-"
+            if b and tbest and pct is not None:
+                met = "met" if pct >= 90 and b[0] <= tbest and not b[1].endswith("~") else "not met"
             out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                op, dt, "x".join(map(str, shape)), ("%s %s" % (b[1], fmt_t(b[0]))) if b else "-",
-                "%.0f" % b[2] if b and b[2] else "-", pct, " | ".join(cells), fmt_t(tbest), ratio))
+                op, dt, "x".join(map(str, shape)),
+                ("%s %s [%s, %s]" % (b[1], fmt_t(b[0]), fmt_t(b[3]), fmt_t(b[4]))) if b else "-",
+                "%.1f%%" % pct if pct is not None else "-", fmt_t(b[5]) if b else "-",
+                " | ".join(cells), ratio, met))
 
     db = os.path.join(run, "do_bench.json")
     if os.path.exists(db):
         out.append("\n## Independent cuBLAS SGEMM measurement (torch.mm, TF32 off, do_bench median)\n")
         out.append("```\n" + open(db).read().strip() + "\n```\n")
+        # Issue 3: kproof's median of the cuBLAS wrapper within 3% of it.
+        dbj = None
+        try:
+            dbj = json.load(open(db))
+        except Exception:
+            pass
+        kj = load(os.path.join(run, "kernels", "matmul-f32-cublas.json"))
+        if dbj and kj:
+            out.append("| shape | kproof median (f32-cublas) | do_bench median | kproof / do_bench | within 3% |")
+            out.append("| --- | --- | --- | --- | --- |")
+            for r in dbj:
+                ks = [x for x in kj.get("shapes", []) if x.get("shape") == r["shape"] and x.get("timing")]
+                if not ks:
+                    continue
+                km = ks[0]["timing"]["median_s"]
+                q = km / r["median_s"]
+                out.append("| %s | %s | %s | %.4f | %s |" % ("x".join(map(str, r["shape"])), fmt_t(km),
+                                                            fmt_t(r["median_s"]), q,
+                                                            "yes" if abs(q - 1) <= 0.03 else "no"))
     demo = os.path.join(run, "demo.md")
     if os.path.exists(demo):
         out.append("\n## Demo matrix\n")
