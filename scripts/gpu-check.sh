@@ -11,17 +11,22 @@
 # stages over two GPUs.
 #
 # One device call may run 10 minutes, and "all" takes longer: run it in
-# pieces, e.g. "build,device,calibrate,kernels" with KP_KERNELS=softmax, then
-# KP_KERNELS=layernorm, ..., then "build,exploits", "build,torch,repro".
+# pieces (see results/2026-11-30-h200x2-session2/README.md for what fit).
 # KP_KERNELS (regex on the file path) and KP_BUDGET (seconds of timing per
-# shape, default 3) narrow the kernels stage; KP_CORRECT_KERNELS (default
-# KP_KERNELS) the correct stage. Measured 2026-11-30: build 18 s,
-# device test 14 s, calibrate 1 s, one matmul kernel at every shape ~120 s,
-# one layernorm kernel ~60 s.
+# shape, default 3) narrow the kernels stage, KP_EVAL_ARGS adds eval
+# arguments (commas for spaces: --shape-set,canonical,--dist,normal);
+# KP_CORRECT_KERNELS (default KP_KERNELS) narrows the correct stage;
+# KP_DEMO_ARGS, KP_DEMO_TIMEOUT, KP_TORCH_OPS, KP_TORCH_TIMEOUT,
+# KP_REPRO_FILE/SHAPE/BUDGET/TARGET the others. Measured on the H200:
+# build 18-22 s, device test 14 s, calibrate 3 s; correctness of one kernel
+# on every shape 60-190 s (6 at a time on a shared 32-core host); one
+# softmax/layernorm kernel timed at its three canonical shapes, 1 s each,
+# 40-73 s (before lazy timing sets); the demo ~2.6 s per evaluation with 4
+# rows in flight.
 #
 # Writes into $OUT (default ./gpu-out): log.txt, summary.md and results.tgz
 # holding every JSON/markdown result; scripts/collect-results.sh unpacks one
-# into results/<date>-<gpu>/ for committing. Each stage has its own time
+# into a results folder for committing. Each stage has its own time
 # limit so one stuck stage cannot eat the whole run.
 set -uo pipefail
 STAGES=${1:-all}
