@@ -55,4 +55,6 @@ assert "medians_us" in open(f"{d}/repro/summary.txt").read()
 PY
 grep -q 'torch: needs a GPU, skipped' "$T/out/log.txt" || fail "the torch stage did not say it was skipped"
 [ -s "$T/out/summary.md" ] || fail "no summary.md"
+bash scripts/collect-results.sh "$T/out/results.tgz" "$T/collected" >/dev/null || fail "collect-results.sh failed"
+grep -q "Correctness of every project kernel" "$T/collected/summary.md" || fail "collected summary lacks the correctness table"
 echo "gpu-check.sh on the host backend: all stages ran, results packed and readable"
