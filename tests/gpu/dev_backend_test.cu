@@ -412,15 +412,22 @@ static void test_calibrate(void) {
 typedef int (*mm_f32_fn)(const float *, const float *, float *, int64_t, int64_t, int64_t, cudaStream_t);
 typedef int (*mm_bf16_fn)(const uint16_t *, const uint16_t *, uint16_t *, int64_t, int64_t, int64_t, cudaStream_t);
 
+/* A cuBLAS wrapper candidate (so), or with so NULL the backend's own
+ * in-worker reference (kp_dev_reference, the one-input flaw's). */
 static void test_matmul(const char *so, int bf16) {
-    void *lib = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    CHECK(lib, "dlopen %s: %s", so, dlerror());
-    if (!lib)
-        return;
-    void *fn = dlsym(lib, bf16 ? "kp_matmul_bf16" : "kp_matmul_f32");
-    CHECK(fn, "no entry point in %s", so);
-    if (!fn)
-        return;
+    void *fn = NULL;
+    if (so) {
+        void *lib = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+        CHECK(lib, "dlopen %s: %s", so, dlerror());
+        if (!lib)
+            return;
+        fn = dlsym(lib, bf16 ? "kp_matmul_bf16" : "kp_matmul_f32");
+        CHECK(fn, "no entry point in %s", so);
+        if (!fn)
+            return;
+    } else {
+        so = "kp_dev_reference";
+    }
     const int64_t shapes[][3] = {{1, 1, 1},    {1, 7, 1},     {3, 5, 7},     {7, 3, 5},       {17, 1, 33},
                                  {1, 129, 2},  {64, 64, 64},  {127, 255, 63}, {257, 129, 513}, {1000, 3, 1001},
                                  {2, 1000, 9}, {333, 77, 4097}};
@@ -437,10 +444,24 @@ static void test_matmul(const char *so, int bf16) {
         CHECK(kp_dev_fill(A, t, &g, 11, 0, M * K) == 0 && kp_dev_fill(B, t, &g, 11, 1, K * N) == 0, "fill");
         CHECK(kp_dev_pattern(C, bf16 ? KP_POISON_BF16_BITS : KP_POISON_F32_BITS, (int)es, (size_t)(M * N) * es) == 0,
               "poison");
-        int rc = bf16 ? ((mm_bf16_fn)fn)((const uint16_t *)A, (const uint16_t *)B, (uint16_t *)C, M, N, K,
+        int rc;
+        if (!fn) {
+            kp_op op;
+            memset(&op, 0, sizeof op);
+            op.family = "matmul";
+            op.dtype = t;
+            kp_shape sh;
+            memset(&sh, 0, sizeof sh);
+            sh.nd = 3;
+            sh.d[0] = M, sh.d[1] = N, sh.d[2] = K;
+            void *bufs[3] = {A, B, C};
+            rc = kp_dev_reference(&op, &sh, bufs, C);
+        } else {
+            rc = bf16 ? ((mm_bf16_fn)fn)((const uint16_t *)A, (const uint16_t *)B, (uint16_t *)C, M, N, K,
                                          (cudaStream_t)kp_dev_stream())
                       : ((mm_f32_fn)fn)((const float *)A, (const float *)B, (float *)C, M, N, K,
                                         (cudaStream_t)kp_dev_stream());
+        }
         CHECK(rc == 0, "%s returned %d at %lldx%lldx%lld", so, rc, (long long)M, (long long)N, (long long)K);
         CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
         CHECK(kp_dev_to_host(hA, A, (size_t)(M * K) * es) == 0 && kp_dev_to_host(hB, B, (size_t)(K * N) * es) == 0 &&
@@ -553,6 +574,8 @@ int main(int argc, char **argv) {
     test_check_error();
     test_audit(1);
     test_audit(2); /* CUPTI detached after round 1: it must attach again */
+    test_matmul(NULL, 0); /* the one-input flaw's in-worker reference */
+    test_matmul(NULL, 1);
     if (so_f32)
         test_matmul(so_f32, 0);
     if (so_bf16)
