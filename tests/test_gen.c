@@ -335,6 +335,20 @@ static void test_cksum(void) {
     CHECK(kp_cksum(buf, sizeof buf) == base);
 }
 
+/* The parent checksums big inputs in chunks (src/core/eval.c): parts at
+ * word offsets add up to the whole, for any split at a multiple of 4. */
+static void test_cksum_parts(void) {
+    unsigned char buf[1003];
+    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (unsigned char)(i * 131u + 7u);
+    for (size_t n = 0; n <= sizeof buf; n += 97) {
+        uint64_t whole = kp_cksum(buf, n);
+        for (size_t cut = 0; cut <= n; cut += 4 * 37) {
+            uint64_t parts = kp_cksum_at(buf, cut, 0) + kp_cksum_at(buf + cut, n - cut, cut / 4);
+            CHECK(parts == whole);
+        }
+    }
+}
+
 int main(void) {
     test_philox();
     test_values();
@@ -343,5 +357,6 @@ int main(void) {
     test_bf16();
     test_poison();
     test_cksum();
+    test_cksum_parts();
     TEST_MAIN_END();
 }

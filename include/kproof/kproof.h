@@ -135,6 +135,9 @@ int kp_gen_inputs(const kp_op *op, const kp_shape *s, int dist, uint64_t seed, v
 void kp_free_bufs(const kp_op *op, void *bufs[KP_MAX_BUFS]);
 /* The checksum of gen.h over n bytes, on the CPU. */
 uint64_t kp_cksum(const void *p, size_t n);
+/* Its part over n bytes that start at 32-bit word `first_word` of a
+ * buffer (a multiple of 4 bytes in): parts add up (mod 2^64) to the whole. */
+uint64_t kp_cksum_at(const void *p, size_t n, uint64_t first_word);
 
 /* ===== 3. correctness ==================================================== */
 

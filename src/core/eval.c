@@ -99,16 +99,65 @@ static void iset_free(const kp_op *op, iset *s) {
     memset(s, 0, sizeof *s);
 }
 
-static int iset_make(ctx *c, const kp_shape *sh, int dist, uint64_t seed, iset *s, char *err, size_t len) {
+/* Inputs of one set, filled and checksummed in chunks on `threads` threads
+ * (the generator and the checksum are both per element, so chunks give
+ * exactly the serial result). */
+#define GEN_CHUNK ((int64_t)1 << 22) /* elements; even, so a bf16 chunk is whole 32-bit words */
+
+typedef struct gen_job {
+    const ctx *c;
+    const kp_shape *sh;
+    int dist;
+    uint64_t seed;
+    void **in;
+    int nchunk[KP_MAX_BUFS];
+    uint64_t *part; /* one checksum part per chunk, buffers in order */
+} gen_job;
+
+static void gen_chunk(void *arg, int j) {
+    gen_job *g = (gen_job *)arg;
+    const kp_op *op = g->c->op;
+    int b = 0, k = j;
+    while (k >= g->nchunk[b]) k -= g->nchunk[b++];
+    int64_t n = op->buf_elems(g->sh, b), begin = (int64_t)k * GEN_CHUNK;
+    int64_t len = n - begin < GEN_CHUNK ? n - begin : GEN_CHUNK;
+    size_t es = kp_dtype_size(op->bufs[b].dtype);
+    char *dst = (char *)g->in[b] + (size_t)begin * es;
+    kp_gen_fill(op, g->sh, g->dist, b, g->seed, dst, begin, len);
+    g->part[j] = kp_cksum_at(dst, (size_t)len * es, (uint64_t)begin * es / 4);
+}
+
+static int iset_make(ctx *c, const kp_shape *sh, int dist, uint64_t seed, iset *s, int threads, char *err,
+                     size_t len) {
     memset(s, 0, sizeof *s);
     s->seed = seed;
-    if (kp_gen_inputs(c->op, sh, dist, seed, s->in)) {
+    gen_job g;
+    memset(&g, 0, sizeof g);
+    g.c = c, g.sh = sh, g.dist = dist, g.seed = seed, g.in = s->in;
+    int total = 0;
+    for (int b = 0; b < c->op->nbufs; b++) {
+        if (c->op->bufs[b].output) continue;
+        int64_t n = c->op->buf_elems(sh, b);
+        s->in[b] = malloc((size_t)(n ? n : 1) * kp_dtype_size(c->op->bufs[b].dtype));
+        if (!s->in[b]) {
+            kp_free_bufs(c->op, s->in);
+            snprintf(err, len, "out of host memory generating inputs");
+            return -1;
+        }
+        g.nchunk[b] = (int)((n + GEN_CHUNK - 1) / GEN_CHUNK);
+        if (g.nchunk[b] == 0) g.nchunk[b] = 1;
+        total += g.nchunk[b];
+    }
+    g.part = (uint64_t *)calloc((size_t)(total ? total : 1), sizeof *g.part);
+    if (!g.part) {
+        kp_free_bufs(c->op, s->in);
         snprintf(err, len, "out of host memory generating inputs");
         return -1;
     }
-    for (int b = 0; b < c->op->nbufs; b++)
-        if (!c->op->bufs[b].output)
-            s->cksum[b] = kp_cksum(s->in[b], (size_t)c->op->buf_elems(sh, b) * kp_dtype_size(c->op->bufs[b].dtype));
+    kp_parallel_for_n(total, threads, gen_chunk, &g);
+    for (int b = 0, j = 0; b < c->op->nbufs; b++)
+        for (int k = 0; k < g.nchunk[b]; k++) s->cksum[b] += g.part[j++];
+    free(g.part);
     if (c->op->reference(c->op, sh, (const void *const *)s->in, &s->ref)) {
         snprintf(err, len, "out of host memory computing the reference");
         return -1;
@@ -122,6 +171,7 @@ typedef struct make_job {
     const kp_shape *sh;
     int dist;
     const int *dist_of; /* per pair of sets, when not NULL */
+    int threads;        /* each set's own threads: the cores shared out */
     iset *sets;
     int failed;
     char err[200];
@@ -131,7 +181,7 @@ static void make_one(void *arg, int i) {
     make_job *j = (make_job *)arg;
     char err[200];
     int dist = j->dist_of ? j->dist_of[i / 2] : j->dist;
-    if (iset_make(j->c, j->sh, dist, j->sets[i].seed, &j->sets[i], err, sizeof err)) {
+    if (iset_make(j->c, j->sh, dist, j->sets[i].seed, &j->sets[i], j->threads, err, sizeof err)) {
         j->failed = 1; /* racy but only ever set to 1 */
         snprintf(j->err, sizeof j->err, "%s", err);
     }
@@ -156,7 +206,7 @@ static int iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int 
         for (int i = 0; i < n; i++) sets[i].lazy = 1, sets[i].dist = dist;
         return 0;
     }
-    make_job j = {c, sh, dist, NULL, sets, 0, ""};
+    make_job j = {c, sh, dist, NULL, n < kp_cores() ? kp_cores() / n : 1, sets, 0, ""};
     kp_parallel_for(n, make_one, &j);
     if (j.failed) {
         for (int i = 0; i < n; i++) iset_free(c->op, &sets[i]);
@@ -175,7 +225,7 @@ static int iset_make_rounds(ctx *c, const kp_shape *sh, const int *dist_of, int 
         memset(&sets[i], 0, sizeof sets[i]);
         sets[i].seed = seeds[i];
     }
-    make_job j = {c, sh, 0, dist_of, sets, 0, ""};
+    make_job j = {c, sh, 0, dist_of, n < kp_cores() ? kp_cores() / n : 1, sets, 0, ""};
     kp_parallel_for(n, make_one, &j);
     if (j.failed) {
         for (int i = 0; i < n; i++) iset_free(c->op, &sets[i]);
@@ -642,7 +692,7 @@ static int correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr)
 static int correctness_one_input(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
     iset s;
     char err[200];
-    if (iset_make(c, sh, 0, kp_rng_next(&c->rng), &s, err, sizeof err))
+    if (iset_make(c, sh, 0, kp_rng_next(&c->rng), &s, 0, err, sizeof err))
         return decide(sr, KP_ERROR, "harness", "%s", err);
     int bad = part_setup(c, p, sh, 0, &s, 1, 0, sr);
     int ob = kp_op_output_buf(c->op);
@@ -977,7 +1027,7 @@ static int is_library_kernel(const char *name) {
 static int audit(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
     iset s;
     char err[300];
-    if (iset_make(c, sh, 0, kp_rng_next(&c->rng), &s, err, sizeof err)) return decide(sr, KP_ERROR, "harness", "%s", err);
+    if (iset_make(c, sh, 0, kp_rng_next(&c->rng), &s, 0, err, sizeof err)) return decide(sr, KP_ERROR, "harness", "%s", err);
     int bad = part_setup(c, p, sh, 0, &s, 1, 1, sr);
     kp_audit_rep *rep = (kp_audit_rep *)calloc(1, sizeof *rep);
     if (!bad && rep) {

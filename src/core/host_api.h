@@ -55,6 +55,9 @@ void kp_devlock_hold(int on);
 /* Runs fn(ctx, i) for i in [0, n) on up to the machine's cores; returns
  * when all are done. The parent's own CPU work (inputs, references). */
 void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx);
+/* The same on at most `threads` threads (0: the machine's cores). */
+void kp_parallel_for_n(int n, int threads, void (*fn)(void *ctx, int i), void *ctx);
+int kp_cores(void); /* online cores, at least 1 */
 int64_t kp_host_mem_bytes(void); /* physical memory of this machine */
 
 /* ---- candidate builds ------------------------------------------------------- */

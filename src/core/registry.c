@@ -334,22 +334,24 @@ const float *kp_as_f32(const void *p, kp_dtype t, int64_t n, int *owned) {
 
 /* ===== checksum ========================================================== */
 
-uint64_t kp_cksum(const void *p, size_t n) {
+uint64_t kp_cksum_at(const void *p, size_t n, uint64_t first_word) {
     const unsigned char *b = p;
     uint64_t sum = 0;
     size_t words = n / 4, i;
     for (i = 0; i < words; i++) {
         uint32_t w = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
                      (uint32_t)b[4 * i + 3] << 24;
-        sum += kp_cksum_word(w, i);
+        sum += kp_cksum_word(w, first_word + i);
     }
     if (n % 4) {
         uint32_t w = 0;
         for (size_t k = 0; k < n % 4; k++) w |= (uint32_t)b[4 * i + k] << (8 * k);
-        sum += kp_cksum_word(w, i);
+        sum += kp_cksum_word(w, first_word + i);
     }
     return sum;
 }
+
+uint64_t kp_cksum(const void *p, size_t n) { return kp_cksum_at(p, n, 0); }
 
 /* ===== references ======================================================== */
 

@@ -25,9 +25,12 @@ static void *worker(void *arg) {
     }
 }
 
-void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx) {
+void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx) { kp_parallel_for_n(n, 0, fn, ctx); }
+
+void kp_parallel_for_n(int n, int threads, void (*fn)(void *ctx, int i), void *ctx) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int nt = cores > 1 ? (int)cores : 1;
+    if (threads > 0 && threads < nt) nt = threads;
     if (nt > n) nt = n;
     if (nt > 32) nt = 32;
     if (nt <= 1) {
@@ -46,4 +49,9 @@ void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx) {
 int64_t kp_host_mem_bytes(void) {
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     return pages > 0 && size > 0 ? (int64_t)pages * size : (int64_t)4 << 30;
+}
+
+int kp_cores(void) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c > 1 ? (int)c : 1;
 }
