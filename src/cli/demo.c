@@ -420,6 +420,7 @@ static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const c
             if (read(fds[0], &c, sizeof c) == (ssize_t)sizeof c && c.row >= 0 && c.row < nr && pid[c.row] > 0 &&
                 c.mode >= 0 && c.mode < NMODES && !rows[c.row].cell[c.mode][0]) {
                 row *r = &rows[c.row];
+                if (c.verdict < KP_PASS || c.verdict > KP_NOISY) c.verdict = KP_ERROR;
                 r->v[c.mode] = (kp_verdict)c.verdict;
                 r->speedup[c.mode] = c.speedup;
                 r->wall[c.mode] = c.wall;
@@ -445,6 +446,7 @@ static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const c
                     break;
                 if ((c.row != i && pid[c.row] <= 0) || rows[c.row].cell[c.mode][0]) continue;
                 row *r = &rows[c.row];
+                if (c.verdict < KP_PASS || c.verdict > KP_NOISY) c.verdict = KP_ERROR;
                 r->v[c.mode] = (kp_verdict)c.verdict;
                 r->speedup[c.mode] = c.speedup;
                 r->wall[c.mode] = c.wall;

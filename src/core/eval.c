@@ -254,7 +254,13 @@ static void make_one(void *arg, int i) {
  * chunks (large outputs) of a row-local op: the parent then builds only
  * the rows each check needs, not whole inputs and references per pass. */
 static int lazy_ok(const ctx *c, const kp_shape *sh) {
-    return c->op->row_local && !c->op->check && c->op->buf_elems(sh, kp_op_output_buf(c->op)) > FULL_CHECK_ELEMS;
+    int64_t n = c->op->buf_elems(sh, kp_op_output_buf(c->op));
+    if (!c->op->row_local || c->op->check || n <= FULL_CHECK_ELEMS) return 0;
+    /* Each check builds the rows its 64 chunks touch (a row at least per
+     * chunk); a whole set costs n per call. Lazy pays only when rows are
+     * many and short next to n (a few long rows: whole sets are cheaper). */
+    int64_t cols = n / sh->d[0];
+    return (int64_t)SAMPLE_CHUNKS * (cols + CHUNK_ELEMS) * 4 <= n;
 }
 
 /* n fresh input sets (the timing phase's): seeds drawn here in order

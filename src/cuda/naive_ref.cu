@@ -15,7 +15,10 @@
 int kp_dev_reference(const kp_op *op, const kp_shape *s, void *const *bufs, void *out) {
     if (strcmp(op->family, "matmul") != 0) return 1;
     int64_t M = s->d[0], N = s->d[1], K = s->d[2];
-    if (M > 2147483647 || N > 2147483647 || K > 2147483647) return 1;
+    if (M > 2147483647 || N > 2147483647 || K > 2147483647) {
+        kp_cu_seterr("naive reference: a dimension over 2^31 - 1 (cuBLAS takes int)");
+        return -1;
+    }
     cublasHandle_t h = NULL;
     const float one = 1.0f, zero = 0.0f;
     int rc = -1;

@@ -225,17 +225,33 @@ static int do_stale(const char *payload, uint32_t len) {
         len != sizeof q + q.bytes)
         return fail(1, "bad stale request");
     size_t total = g_sets[q.set].bytes[ob] + 2 * guard_bytes();
-    pool_free(g_sets[q.set].base[ob]);
+    void *old = g_sets[q.set].base[ob];
+    pool_free(old);
     void *tmp = pool_alloc(total);
-    if (!tmp) return fail(2, "out of memory");
+    if (!tmp) {
+        pool_alloc(total); /* takes `old` back: the set keeps its output */
+        return fail(2, "out of memory");
+    }
+    int rc = 0;
+    char why[200] = "";
     if (here) {
         void *bufs[KP_MAX_BUFS];
         for (int b = 0; b < g_op->nbufs; b++) bufs[b] = g_sets[q.set].data[b];
-        int rc = kp_dev_reference(g_op, &g_shape, bufs, (char *)tmp + guard_bytes());
-        if (rc) return fail(rc > 0 ? 1 : 2, "no in-worker reference for %s: %s", g_op->name,
-                            rc > 0 ? "not offered for this op" : kp_dev_error());
-    } else if (kp_dev_from_host((char *)tmp + guard_bytes(), payload + sizeof q, (size_t)q.bytes))
-        return fail(2, "upload failed: %s", kp_dev_error());
+        rc = kp_dev_reference(g_op, &g_shape, bufs, (char *)tmp + guard_bytes());
+        if (rc)
+            snprintf(why, sizeof why, "no in-worker reference for %s: %s", g_op->name,
+                     rc > 0 ? "not offered for this op" : kp_dev_error());
+    } else if (kp_dev_from_host((char *)tmp + guard_bytes(), payload + sizeof q, (size_t)q.bytes)) {
+        rc = -1;
+        snprintf(why, sizeof why, "upload failed: %s", kp_dev_error());
+    }
+    if (rc) { /* the output block goes back to the set, nothing leaks */
+        pool_free(tmp);
+        void *back = pool_alloc(total);
+        g_sets[q.set].base[ob] = back;
+        g_sets[q.set].data[ob] = back ? (char *)back + guard_bytes() : NULL;
+        return fail(rc > 0 ? 1 : 2, "%s", why);
+    }
     pool_free(tmp);
     void *out = pool_alloc(total);
     g_sets[q.set].base[ob] = out;
