@@ -370,6 +370,27 @@ typedef struct cell_rec { /* one finished cell, child to parent (< PIPE_BUF: one
     char text[48];
 } cell_rec;
 
+/* One cell record from the pipe into its row: only for a row in flight
+ * and a cell not yet filled. Returns the row, -1 for a record refused,
+ * -2 when nothing whole could be read. */
+static int take_rec(int fd, row *rows, int nr, const pid_t *pid, int *got) {
+    cell_rec c;
+    if (read(fd, &c, sizeof c) != (ssize_t)sizeof c) return -2;
+    if (c.row < 0 || c.row >= nr || pid[c.row] <= 0 || c.mode < 0 || c.mode >= NMODES || rows[c.row].cell[c.mode][0])
+        return -1;
+    row *r = &rows[c.row];
+    if (c.verdict < KP_PASS || c.verdict > KP_NOISY) c.verdict = KP_ERROR;
+    r->v[c.mode] = (kp_verdict)c.verdict;
+    r->speedup[c.mode] = c.speedup;
+    r->wall[c.mode] = c.wall;
+    memcpy(r->phase[c.mode], c.phase, sizeof c.phase);
+    memcpy(r->cell[c.mode], c.text, sizeof c.text);
+    r->cell[c.mode][sizeof r->cell[c.mode] - 1] = 0;
+    if (!r->cell[c.mode][0]) snprintf(r->cell[c.mode], sizeof r->cell[c.mode], "?");
+    got[c.row]++;
+    return c.row;
+}
+
 static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const char *mdfile, const char *json,
                          double t0) {
     /* Close-on-exec: workers (the candidates' code) and compilers started
@@ -416,21 +437,10 @@ static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const c
         }
         struct pollfd pf = {fds[0], POLLIN, 0};
         if (poll(&pf, 1, 500) > 0) {
-            cell_rec c;
-            if (read(fds[0], &c, sizeof c) == (ssize_t)sizeof c && c.row >= 0 && c.row < nr && pid[c.row] > 0 &&
-                c.mode >= 0 && c.mode < NMODES && !rows[c.row].cell[c.mode][0]) {
-                row *r = &rows[c.row];
-                if (c.verdict < KP_PASS || c.verdict > KP_NOISY) c.verdict = KP_ERROR;
-                r->v[c.mode] = (kp_verdict)c.verdict;
-                r->speedup[c.mode] = c.speedup;
-                r->wall[c.mode] = c.wall;
-                memcpy(r->phase[c.mode], c.phase, sizeof c.phase);
-                memcpy(r->cell[c.mode], c.text, sizeof c.text);
-                r->cell[c.mode][sizeof r->cell[c.mode] - 1] = 0;
-                got[c.row]++;
+            int r = take_rec(fds[0], rows, nr, pid, got);
+            if (r >= 0) {
                 done++;
-                fprintf(stderr, "\r[demo] %3d/%d  %-28.28s %-10s %5.0f s ", done, total, r->name, mode_name(c.mode),
-                        kp_wall_s() - t0);
+                fprintf(stderr, "\r[demo] %3d/%d  %-28.28s %5.0f s ", done, total, rows[r].name, kp_wall_s() - t0);
             }
         }
         /* Reap finished rows; a row whose process died keeps what it sent. */
@@ -439,23 +449,9 @@ static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const c
             if (pid[i] <= 0 || waitpid(pid[i], &st, WNOHANG) != pid[i]) continue;
             /* Drain what it wrote before leaving. */
             struct pollfd pf2 = {fds[0], POLLIN, 0};
-            while (got[i] < NMODES && poll(&pf2, 1, 0) > 0) {
-                cell_rec c;
-                if (read(fds[0], &c, sizeof c) != (ssize_t)sizeof c || c.row < 0 || c.row >= nr || c.mode < 0 ||
-                    c.mode >= NMODES)
-                    break;
-                if ((c.row != i && pid[c.row] <= 0) || rows[c.row].cell[c.mode][0]) continue;
-                row *r = &rows[c.row];
-                if (c.verdict < KP_PASS || c.verdict > KP_NOISY) c.verdict = KP_ERROR;
-                r->v[c.mode] = (kp_verdict)c.verdict;
-                r->speedup[c.mode] = c.speedup;
-                r->wall[c.mode] = c.wall;
-                memcpy(r->phase[c.mode], c.phase, sizeof c.phase);
-                memcpy(r->cell[c.mode], c.text, sizeof c.text);
-                r->cell[c.mode][sizeof r->cell[c.mode] - 1] = 0;
-                got[c.row]++;
-                done++;
-            }
+            int r;
+            while (got[i] < NMODES && poll(&pf2, 1, 0) > 0 && (r = take_rec(fds[0], rows, nr, pid, got)) != -2)
+                if (r >= 0) done++;
             pid[i] = 0;
             running--;
             rows_done++;

@@ -127,6 +127,20 @@ static void gen_chunk(void *arg, int j) {
     g->part[j] = kp_cksum_at(dst, (size_t)len * es, (uint64_t)begin * es / 4);
 }
 
+/* Rows [r0, r1) of buffer b of a row-local op: where they start and how
+ * many elements they hold. Buffers that scale with rows are sliced;
+ * the others (weights) are whole. */
+static void row_slice(const kp_op *op, const kp_shape *sh, int b, int64_t r0, int64_t r1, int64_t *begin,
+                      int64_t *n) {
+    kp_shape one = *sh, two = *sh;
+    one.d[0] = 1;
+    two.d[0] = 2;
+    int64_t per_row = op->buf_elems(&one, b);
+    int scaled = op->buf_elems(&two, b) != per_row;
+    *begin = scaled ? r0 * per_row : 0;
+    *n = scaled ? (r1 - r0) * per_row : op->buf_elems(sh, b);
+}
+
 /* The full reference of a row-local op, a block of rows per job, each a
  * reference on a sub-shape over the set's own inputs (bit for bit the
  * whole one: tests/test_ops.c). */
@@ -145,16 +159,15 @@ static void ref_rows(void *arg, int j) {
     int64_t rows = R->sh->d[0], r0 = (int64_t)j * R->rows_per;
     int64_t r1 = r0 + R->rows_per < rows ? r0 + R->rows_per : rows;
     if (r0 >= r1) return;
-    kp_shape sub = *R->sh, one = *R->sh, two = *R->sh;
+    kp_shape sub = *R->sh, one = *R->sh;
     sub.d[0] = r1 - r0;
     one.d[0] = 1;
-    two.d[0] = 2;
     const void *in[KP_MAX_BUFS] = {0};
     for (int b = 0; b < op->nbufs; b++) {
         if (op->bufs[b].output) continue;
-        int64_t per_row = op->buf_elems(&one, b);
-        int scaled = op->buf_elems(&two, b) != per_row;
-        in[b] = (const char *)R->in[b] + (scaled ? (size_t)(r0 * per_row) * kp_dtype_size(op->bufs[b].dtype) : 0);
+        int64_t begin, n;
+        row_slice(op, R->sh, b, r0, r1, &begin, &n);
+        in[b] = (const char *)R->in[b] + (size_t)begin * kp_dtype_size(op->bufs[b].dtype);
     }
     kp_ref piece;
     memset(&piece, 0, sizeof piece);
@@ -263,19 +276,12 @@ static int lazy_ok(const ctx *c, const kp_shape *sh) {
     return (int64_t)SAMPLE_CHUNKS * (cols + CHUNK_ELEMS) * 4 <= n;
 }
 
-/* n fresh input sets (the timing phase's): seeds drawn here in order
- * (reproducible from the master seed), inputs and references built on all
- * cores, or lazy (see lazy_ok). */
-static int iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int n, char *err, size_t len) {
-    for (int i = 0; i < n; i++) {
-        memset(&sets[i], 0, sizeof sets[i]);
-        sets[i].seed = kp_rng_next(&c->rng);
-    }
-    if (lazy_ok(c, sh)) {
-        for (int i = 0; i < n; i++) sets[i].lazy = 1, sets[i].dist = dist;
-        return 0;
-    }
-    make_job j = {c, sh, dist, NULL, n < kp_cores() ? kp_cores() / n : 1, sets, 0, ""};
+/* Builds n sets whose seeds are already in sets[i].seed, on all cores
+ * (each set's own threads: the cores shared out); dist_of gives the
+ * distribution of each pair of sets, or NULL for `dist`. */
+static int build_sets(ctx *c, const kp_shape *sh, int dist, const int *dist_of, iset *sets, int n, char *err,
+                      size_t len) {
+    make_job j = {c, sh, dist, dist_of, n < kp_cores() ? kp_cores() / n : 1, sets, 0, ""};
     kp_parallel_for(n, make_one, &j);
     if (j.failed) {
         for (int i = 0; i < n; i++) iset_free(c->op, &sets[i]);
@@ -285,23 +291,28 @@ static int iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int 
     return 0;
 }
 
+/* n fresh input sets (the timing phase's): seeds drawn here in order
+ * (reproducible from the master seed), built on all cores, or lazy (see
+ * lazy_ok). */
+static int iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int n, char *err, size_t len) {
+    for (int i = 0; i < n; i++) {
+        memset(&sets[i], 0, sizeof sets[i]);
+        sets[i].seed = kp_rng_next(&c->rng);
+        sets[i].lazy = lazy_ok(c, sh);
+        sets[i].dist = dist;
+    }
+    return sets[0].lazy ? 0 : build_sets(c, sh, dist, NULL, sets, n, err, len);
+}
+
 /* Two sets per round, rounds of distributions dist_of[0..nr), from the
  * given seeds. */
 static int iset_make_rounds(ctx *c, const kp_shape *sh, const int *dist_of, int nr, const uint64_t *seeds, iset *sets,
                             char *err, size_t len) {
-    int n = 2 * nr;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < 2 * nr; i++) {
         memset(&sets[i], 0, sizeof sets[i]);
         sets[i].seed = seeds[i];
     }
-    make_job j = {c, sh, 0, dist_of, n < kp_cores() ? kp_cores() / n : 1, sets, 0, ""};
-    kp_parallel_for(n, make_one, &j);
-    if (j.failed) {
-        for (int i = 0; i < n; i++) iset_free(c->op, &sets[i]);
-        snprintf(err, len, "%s", j.err);
-        return -1;
-    }
-    return 0;
+    return build_sets(c, sh, 0, dist_of, sets, 2 * nr, err, len);
 }
 
 /* ---- talking to a participant's worker ------------------------------------------- */
@@ -494,18 +505,11 @@ static int fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, 
  * offset, the others whole (a row-local op's weights), all from the same
  * counters as the device used. */
 static int lazy_rows_inputs(const ctx *c, const kp_shape *sh, const iset *s, int64_t r0, int64_t r1, void **in) {
-    kp_shape sub = *sh;
-    sub.d[0] = r1 - r0;
     for (int b = 0; b < KP_MAX_BUFS; b++) in[b] = NULL;
     for (int b = 0; b < c->op->nbufs; b++) {
         if (c->op->bufs[b].output) continue;
-        kp_shape one = *sh, two = *sh;
-        one.d[0] = 1;
-        two.d[0] = 2;
-        int64_t per_row = c->op->buf_elems(&one, b);
-        int scaled = c->op->buf_elems(&two, b) != per_row;
-        int64_t begin = scaled ? r0 * per_row : 0;
-        int64_t n = scaled ? c->op->buf_elems(&sub, b) : c->op->buf_elems(sh, b);
+        int64_t begin, n;
+        row_slice(c->op, sh, b, r0, r1, &begin, &n);
         in[b] = malloc((size_t)(n ? n : 1) * kp_dtype_size(c->op->bufs[b].dtype));
         if (!in[b]) return -1;
         kp_gen_fill(c->op, sh, s->dist, b, s->seed, in[b], begin, n);
@@ -614,28 +618,38 @@ static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_
     return judge_check(sr, &k, when);
 }
 
-/* The same on a lazy set: every chunk fetched first, then the rows they
- * cover generated and referenced on all cores. */
-static int check_sampled_lazy(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
+/* Sampled check of a large timed output: 64 chunks at offsets chosen now,
+ * after the call returned, so the candidate cannot know which; all fetched
+ * first, then their reference: from the set's whole one, or for a lazy set
+ * the rows they cover, generated and referenced on all cores. */
+static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
     int ob = kp_op_output_buf(c->op);
     int64_t n = c->op->buf_elems(sh, ob);
+    if (!s->lazy && (c->op->check || !s->ref.want || n <= FULL_CHECK_ELEMS))
+        return check_full(c, p, sh, s, set, sr, "a timed call");
     kp_dtype t = c->op->bufs[ob].dtype;
     size_t es = kp_dtype_size(t);
+    const int64_t total = (int64_t)SAMPLE_CHUNKS * CHUNK_ELEMS;
     int64_t start[SAMPLE_CHUNKS];
-    char *chunks = (char *)malloc((size_t)SAMPLE_CHUNKS * CHUNK_ELEMS * es);
-    double *want = (double *)malloc((size_t)SAMPLE_CHUNKS * CHUNK_ELEMS * sizeof(double));
-    double *tol = (double *)malloc((size_t)SAMPLE_CHUNKS * CHUNK_ELEMS * sizeof(double));
+    char *chunks = (char *)malloc((size_t)total * es);
+    double *want = (double *)malloc((size_t)total * sizeof(double));
+    double *tol = (double *)malloc((size_t)total * sizeof(double));
     int bad = 0;
     if (!chunks || !want || !tol) bad = decide(sr, KP_ERROR, "harness", "out of host memory");
     for (int j = 0; j < SAMPLE_CHUNKS && !bad; j++) {
         start[j] = (int64_t)kp_rng_below(&c->rng, (uint64_t)(n - CHUNK_ELEMS + 1));
-        bad = fetch(c, p, set, ob, start[j] * (int64_t)es, CHUNK_ELEMS * (int64_t)es, chunks + (size_t)j * CHUNK_ELEMS * es,
-                    sr);
+        bad = fetch(c, p, set, ob, start[j] * (int64_t)es, CHUNK_ELEMS * (int64_t)es,
+                    chunks + (size_t)j * CHUNK_ELEMS * es, sr);
     }
-    if (!bad) {
+    if (!bad && s->lazy) {
         lazy_job L = {c, sh, s, start, want, tol, 0};
         kp_parallel_for(SAMPLE_CHUNKS, lazy_chunk_ref, &L);
         if (L.failed) bad = decide(sr, KP_ERROR, "harness", "out of host memory computing the reference");
+    } else if (!bad) {
+        for (int j = 0; j < SAMPLE_CHUNKS; j++) {
+            memcpy(want + (int64_t)j * CHUNK_ELEMS, s->ref.want + start[j], CHUNK_ELEMS * sizeof(double));
+            memcpy(tol + (int64_t)j * CHUNK_ELEMS, s->ref.tol + start[j], CHUNK_ELEMS * sizeof(double));
+        }
     }
     if (!bad) {
         kp_check k;
@@ -655,38 +669,6 @@ static int check_sampled_lazy(ctx *c, part *p, const kp_shape *sh, iset *s, int 
     free(want);
     free(tol);
     return bad;
-}
-
-/* Sampled check of a large timed output: chunks at offsets chosen now,
- * after the call returned, so the candidate cannot know which. */
-static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
-    int ob = kp_op_output_buf(c->op);
-    int64_t n = c->op->buf_elems(sh, ob);
-    if (s->lazy) return check_sampled_lazy(c, p, sh, s, set, sr);
-    if (c->op->check || !s->ref.want || n <= FULL_CHECK_ELEMS) return check_full(c, p, sh, s, set, sr, "a timed call");
-    kp_dtype t = c->op->bufs[ob].dtype;
-    size_t es = kp_dtype_size(t);
-    char *chunk = (char *)malloc(CHUNK_ELEMS * es);
-    if (!chunk) return decide(sr, KP_ERROR, "harness", "out of host memory");
-    kp_check k;
-    kp_check_begin(&k, FLAW(c, KP_FLAW_LOOSE_TOL) ? INFINITY : c->op->rms_limit);
-    for (int j = 0; j < SAMPLE_CHUNKS; j++) {
-        int64_t start = (int64_t)kp_rng_below(&c->rng, (uint64_t)(n - CHUNK_ELEMS + 1));
-        if (fetch(c, p, set, ob, start * (int64_t)es, CHUNK_ELEMS * (int64_t)es, chunk, sr)) {
-            free(chunk);
-            return 1;
-        }
-        for (int64_t i = 0; i < CHUNK_ELEMS; i++) {
-            int64_t g = start + i;
-            double got = kp_load(chunk, t, i), want = s->ref.want[g];
-            double tol = FLAW(c, KP_FLAW_LOOSE_TOL) ? 1e-2 + 1e-2 * fabs(want) : s->ref.tol[g];
-            kp_check_add(&k, g, got, want, tol, kp_is_poison(chunk, t, i));
-        }
-    }
-    free(chunk);
-    kp_check_finish(&k, c->op, sh);
-    snprintf(k.method, sizeof k.method, "sampled %d x %d", SAMPLE_CHUNKS, CHUNK_ELEMS);
-    return judge_check(sr, &k, "a timed call");
 }
 
 /* ---- phase 1: correctness --------------------------------------------------------- */

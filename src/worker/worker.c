@@ -219,11 +219,10 @@ static int do_stale(const char *payload, uint32_t len) {
     if (len < sizeof q) return fail(1, "short stale request");
     memcpy(&q, payload, sizeof q);
     int ob = kp_op_output_buf(g_op);
+    if (q.set < 0 || q.set >= g_nsets || len != sizeof q + q.bytes) return fail(1, "bad stale request");
     /* bytes 0: no reference from the parent; this process computes one. */
-    int here = q.bytes == 0 && g_sets[q.set >= 0 && q.set < g_nsets ? q.set : 0].bytes[ob] > 0;
-    if (q.set < 0 || q.set >= g_nsets || (!here && (size_t)q.bytes != g_sets[q.set].bytes[ob]) ||
-        len != sizeof q + q.bytes)
-        return fail(1, "bad stale request");
+    int here = q.bytes == 0 && g_sets[q.set].bytes[ob] > 0;
+    if (!here && (size_t)q.bytes != g_sets[q.set].bytes[ob]) return fail(1, "bad stale request");
     size_t total = g_sets[q.set].bytes[ob] + 2 * guard_bytes();
     void *old = g_sets[q.set].base[ob];
     pool_free(old);
