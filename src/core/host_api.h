@@ -46,11 +46,10 @@ void kp_wk_stop(kp_wk *w);
 /* 0 when the worker executable of this backend is built; else err says so. */
 int kp_wk_available(kp_backend b, char *err, size_t errlen);
 double kp_wall_s(void); /* monotonic seconds */
-/* The device lock (devlock.c): opens the lock of the device named `key`
+/* The device lock (devlock.c): opens the lock of this process's device
  * (0 ok, -1 none: then nothing is locked); hold(1)/hold(0) take and give
- * it, re-entrant. kp_wk_call holds it for every exchange. */
-int kp_devlock_open(const char *key);
-int kp_devlock_open_backend(kp_backend be); /* the lock of this process's device */
+ * it, re-entrant. kp_wk_call, kp_wk_start and kp_wk_stop hold it. */
+int kp_devlock_open_backend(kp_backend be);
 void kp_devlock_hold(int on);
 /* Runs fn(ctx, i) for i in [0, n) on up to the machine's cores; returns
  * when all are done. The parent's own CPU work (inputs, references). */

@@ -22,6 +22,8 @@
 
 static int lock_fd = -1, depth = 0;
 
+static int kp_devlock_open(const char *key);
+
 /* The device's name, the same for every process that would use it: on
  * cuda the first entry of CUDA_VISIBLE_DEVICES (device 0 when unset), known
  * before any worker starts. A GPU named by index in one process and by
@@ -35,7 +37,7 @@ int kp_devlock_open_backend(kp_backend be) {
     return kp_devlock_open(key);
 }
 
-int kp_devlock_open(const char *key) {
+static int kp_devlock_open(const char *key) {
     if (lock_fd >= 0) {
         if (depth) return 0; /* held: keep this one */
         close(lock_fd);
