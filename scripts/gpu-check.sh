@@ -2,7 +2,7 @@
 # gpu-check.sh: everything GPU-side in one go, on a machine with an NVIDIA GPU.
 #
 #   scripts/gpu-check.sh [STAGES]     STAGES: comma list, run in that order;
-#       "all" = build,device,calibrate,correct,kernels,exploits,torch,dobench,repro
+#       "all" = build,device,calibrate,init,correct,kernels,exploits,torch,dobench,repro
 #
 # correct: every project CUDA kernel, correctness only (every shape of its
 # op, no timing), KP_JOBS at a time (default 4): parallel is fine there
@@ -30,8 +30,8 @@
 # limit so one stuck stage cannot eat the whole run.
 set -uo pipefail
 STAGES=${1:-all}
-[ "$STAGES" = all ] && STAGES=build,device,calibrate,correct,kernels,exploits,torch,dobench,repro
-KNOWN=",build,device,calibrate,correct,kernels,exploits,torch,dobench,repro,"
+[ "$STAGES" = all ] && STAGES=build,device,calibrate,init,correct,kernels,exploits,torch,dobench,repro
+KNOWN=",build,device,calibrate,init,correct,kernels,exploits,torch,dobench,repro,"
 for st in ${STAGES//,/ }; do
   case "$KNOWN" in *",$st,"*) ;; *) echo "gpu-check.sh: unknown stage '$st' (${KNOWN:1:-1})" >&2; exit 64 ;; esac
 done
@@ -135,6 +135,24 @@ eval_kernel() {
 }
 export -f eval_kernel
 export K EXT
+
+# What a newcomer gets: `kproof init OP` for every op and dtype, written
+# out and evaluated as a user would (every shape set, rigorous, timed at the
+# canonical shapes for KP_INIT_BUDGET seconds each, default 2).
+stage_init() {
+  stamp "init"
+  mkdir -p "$R/init"
+  local op fam dt src
+  for op in $("$K" list 2>/dev/null | awk '/^[a-z]+_(f32|bf16) / {print $1}'); do
+    fam=${op%_*} dt=${op##*_}
+    # laid out like kernels/ so eval_kernel reads family and dtype from the path
+    src=$R/init/src/$fam/$KP_BACKEND/$dt-01-naive.$EXT
+    mkdir -p "$(dirname "$src")"
+    "$K" init "$fam" --dtype "$dt" --backend "$KP_BACKEND" >"$src" || { echo "$op: kproof init failed"; continue; }
+    eval_kernel "$src" "$R/init" --time-budget "${KP_INIT_BUDGET:-2}"
+    pack
+  done
+}
 
 # Correctness of every project kernel on every shape of its op, no timing.
 stage_correct() {

@@ -32,33 +32,13 @@ def fmt_t(s):
     return "%.3f s" % s
 
 
-def main():
-    run = sys.argv[1]
-    out = []
-    env = open(os.path.join(run, "env.txt")).read() if os.path.exists(os.path.join(run, "env.txt")) else ""
-    out.append("# kproof GPU check\n")
-    out.append("```\n" + env.strip() + "\n```\n")
-    cal = os.path.join(run, "calibrate.txt")
-    copy_gbs = None
-    if os.path.exists(cal):
-        txt = open(cal).read()
-        out.append("## Calibration\n\n```\n" + txt.strip() + "\n```\n")
-        m = re.search(r"copy bandwidth\s+([0-9.]+)", txt)
-        copy_gbs = float(m.group(1)) if m else None
-
-    # torch rows keyed by (op, dtype, shape)
-    torch_rows = {}
-    tj = load(os.path.join(run, "torch.json"))
-    if tj:
-        for r in tj["rows"]:
-            if "median_s" in r:
-                torch_rows.setdefault((r["op"], r["dtype"], tuple(r["shape"])), {})[r["mode"]] = r
-
-    out.append("## Project kernels under the rigorous protocol\n")
+def timing_table(out, title, files, copy_gbs, best):
+    """One row per timed shape of each eval result in files; the fastest
+    correct kernel per (op, dtype, shape) goes into best."""
+    out.append("## %s\n" % title)
     out.append("| kernel | verdict | shape | median [95% CI] | GB/s | TFLOP/s | % copy BW | SoL frac | vs baseline |")
     out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    best = {}  # (op, dtype, shape) -> (median, kernel)
-    for p in sorted(glob.glob(os.path.join(run, "kernels", "*.json"))):
+    for p in files:
         d = load(p)
         name = os.path.basename(p)[:-5]
         if not d:
@@ -93,6 +73,36 @@ def main():
         v = d.get("verdict")
         if v != "PASS":
             out.append("| %s | **%s** %s | | %s | | | | | |" % (name, v, d.get("check", ""), (d.get("detail") or "")[:160].replace("|", "/").replace("\n", " ")))
+
+
+def main():
+    run = sys.argv[1]
+    out = []
+    env = open(os.path.join(run, "env.txt")).read() if os.path.exists(os.path.join(run, "env.txt")) else ""
+    out.append("# kproof GPU check\n")
+    out.append("```\n" + env.strip() + "\n```\n")
+    cal = os.path.join(run, "calibrate.txt")
+    copy_gbs = None
+    if os.path.exists(cal):
+        txt = open(cal).read()
+        out.append("## Calibration\n\n```\n" + txt.strip() + "\n```\n")
+        m = re.search(r"copy bandwidth\s+([0-9.]+)", txt)
+        copy_gbs = float(m.group(1)) if m else None
+
+    # torch rows keyed by (op, dtype, shape)
+    torch_rows = {}
+    tj = load(os.path.join(run, "torch.json"))
+    if tj:
+        for r in tj["rows"]:
+            if "median_s" in r:
+                torch_rows.setdefault((r["op"], r["dtype"], tuple(r["shape"])), {})[r["mode"]] = r
+
+    best = {}  # (op, dtype, shape) -> (median, kernel)
+    for sub, title in (("init", "`kproof init OP` starting points, evaluated as printed"),
+                       ("kernels", "Project kernels under the rigorous protocol")):
+        files = sorted(glob.glob(os.path.join(run, sub, "*.json")))
+        if files or sub == "kernels":
+            timing_table(out, title, files, copy_gbs, best if sub == "kernels" else {})
 
     corr = sorted(glob.glob(os.path.join(run, "correct", "*.json")))
     if corr:

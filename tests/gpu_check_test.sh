@@ -25,8 +25,8 @@ OUT=$T/bb KP_RUN_DIR=$T/bbrun BUILD=/proc/kproof-no-such-dir KP_BACKEND=host bas
 OUT=$T/out KP_RUN_DIR=$T/run BUILD=$BUILD KP_BACKEND=host \
   KP_KERNELS='sum/host/f32-02' KP_CORRECT_KERNELS='sum/host' KP_JOBS=2 \
   KP_BUDGET=1 KP_DEMO_ARGS=--only,stale_output \
-  KP_REPRO_BUDGET=0.3 KP_REPRO_TARGET=20 \
-  bash scripts/gpu-check.sh calibrate,correct,kernels,exploits,torch,dobench,repro >/dev/null 2>&1
+  KP_REPRO_BUDGET=0.3 KP_REPRO_TARGET=20 KP_INIT_BUDGET=0.3 \
+  bash scripts/gpu-check.sh calibrate,init,correct,kernels,exploits,torch,dobench,repro >/dev/null 2>&1
 rc=$?
 [ $rc -eq 0 ] || fail "gpu-check.sh exited $rc"
 grep -qE 'unbound variable|command not found|syntax error' "$T/out/log.txt" && fail "shell error in the log"
@@ -34,7 +34,7 @@ grep -qE 'unbound variable|command not found|syntax error' "$T/out/log.txt" && f
 n=$(find "$T/out" -type f | wc -l)
 [ "$n" -le 8 ] || fail "$n files in \$OUT (the device tool returns 8)"
 mkdir "$T/x" && tar xzf "$T/out/results.tgz" -C "$T/x" || fail "results.tgz unreadable"
-for f in env.txt calibrate.txt correct/sum-f32-01-naive.json correct/sum-f32-02-tree.json \
+for f in env.txt calibrate.txt init/sum-f32-01-naive.json init/softmax-bf16-01-naive.json correct/sum-f32-01-naive.json correct/sum-f32-02-tree.json \
   kernels/sum-f32-02-tree.json demo.json demo.md repro/summary.txt; do
   [ -s "$T/x/$f" ] || fail "results.tgz lacks $f ($(cd "$T/x" && find . -type f | tr '\n' ' '))"
 done
@@ -45,6 +45,13 @@ for name in ("correct/sum-f32-01-naive.json", "correct/sum-f32-02-tree.json"):
     r = json.load(open(f"{d}/{name}"))
     assert r["verdict"] == "PASS", (name, r["verdict"], r.get("detail"))
     assert all("timing" not in s or not s["timing"] for s in r["shapes"]), "correct stage timed something"
+# every op's init starting point is correct as printed (timing may be NOISY on a shared CI machine)
+import glob
+inits = sorted(glob.glob(f"{d}/init/*.json"))
+assert len(inits) == 7, inits
+for name in inits:
+    r = json.load(open(name))
+    assert r["verdict"] in ("PASS", "NOISY"), (name, r["verdict"], r.get("detail"))
 k = json.load(open(f"{d}/kernels/sum-f32-02-tree.json"))
 assert k["verdict"] in ("PASS", "NOISY"), (k["verdict"], k.get("detail"))
 assert any(s.get("timing") for s in k["shapes"]), "kernels stage timed nothing"
