@@ -3,16 +3,19 @@
 
 Same protocol as kproof's timing phase, as far as PyTorch allows: random
 inputs (never zeros), at least 8 input sets rotated so their total exceeds
-L2 several times, a write of twice L2 before every sample (cold cache), CUDA
-events around the one call, median with a bootstrap 95% interval. Eager,
+L2 several times, a write of twice L2 and a read of it back before every
+sample (cold and clean cache), CUDA events around the one call on a held
+stream, median with a bootstrap 95% interval. Eager,
 torch.compile (dynamic=False, default mode) and torch.compile
 (mode="max-autotune-no-cudagraphs", dynamic=False). One compiled function per
 shape and mode: compiling one function for several shapes silently switched
 torch.compile to dynamic-shape kernels (ANCHORS.md).
 
 Differences from kproof, stated: torch allocates its own outputs (kproof
-poisons a preallocated one), and outputs are not checked here beyond a
-one-time comparison with eager.
+poisons a preallocated one), outputs are not checked here beyond a
+one-time comparison with eager, and the stream is held by a fixed ~1 ms
+device sleep instead of kproof's blocker that waits for the host to finish
+enqueuing (1 ms is far more than a call's Python dispatch).
 
     python3 bench/torch_baselines.py --out results.json [--ops softmax,layernorm,sum,matmul]
 """
@@ -96,8 +99,14 @@ def median(xs):
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
 
 
-def time_cold(fn, sets, flush, budget_s=4.0, min_samples=20, max_samples=400):
-    """One call per sample, on a rotating input set, after a cache flush."""
+def time_cold(fn, sets, flush, budget_s=4.0, min_samples=20, max_samples=400, hold_cycles=2_000_000):
+    """One call per sample, on a rotating input set, after a cache flush.
+
+    As kproof holds the given stream while a call enqueues (the stream
+    blocker), the stream is held here by a ~1 ms device sleep queued before
+    the start event: the events then time the device's work, not Python's
+    dispatch and launch latency, and a sample is the larger of that and the
+    host's enqueue time (kproof takes the same maximum)."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for s in sets:  # warm-up: compile, autotune, allocate
         fn(*s)
@@ -109,12 +118,16 @@ def time_cold(fn, sets, flush, budget_s=4.0, min_samples=20, max_samples=400):
             random.shuffle(order)
         s = sets[order.pop()]
         flush.add_(1.0)  # writes 2x L2: evicts the inputs
+        flush.sum()  # reads it back: evicts the dirty lines too, as kproof's flush does
         torch.cuda.synchronize()
+        torch.cuda._sleep(hold_cycles)  # the hold: ~1 ms at the H200's 1.98 GHz
+        h0 = time.perf_counter()
         start.record()
         fn(*s)
         end.record()
+        enq = time.perf_counter() - h0
         torch.cuda.synchronize()
-        samples.append(start.elapsed_time(end) * 1e-3)
+        samples.append(max(start.elapsed_time(end) * 1e-3, enq))
         if len(samples) >= min_samples and time.time() - t0 > budget_s:
             break
     return samples

@@ -318,8 +318,9 @@ static void run_cell(const demo_cfg *g, row *r, int m) {
     /* Per call. The hang and flood rows wait this out in every column, and
      * on a GPU that wait holds the device lock: short on cuda, where the
      * slowest honest call in the demo (the naive matmul at 2048^3, a batch
-     * of the parent clock) takes well under a second. */
-    o.timeout_s = g->be == KP_BACKEND_HOST ? 10 : 6;
+     * of the parent clock) takes well under a second, and a held stream
+     * gives up after KP_BLOCK_TIMEOUT_S. */
+    o.timeout_s = g->be == KP_BACKEND_HOST ? 10 : 4;
     o.stop.budget_s = g->budget > 0 ? g->budget : (g->be == KP_BACKEND_HOST ? 0.3 : 0.5);
     o.stop.min_samples = 5;
     o.stop.target = 0.03;

@@ -41,6 +41,7 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     kp_hello hello;
     int alive;
     int threads_ref;       /* thread count a call may not exceed (-1: not yet known) */
+    int64_t mem_kept;      /* memory the worker's guarded calls kept, summed since it started */
     double *t, *th;        /* samples: reported time, host time */
     int n, cap;
 } part;
@@ -355,6 +356,7 @@ static int part_start(ctx *c, part *p, char *err, size_t len) {
     }
     p->alive = rc == KP_WK_OK;
     p->threads_ref = c->o->backend == KP_BACKEND_HOST ? p->hello.threads : -1;
+    p->mem_kept = 0;
     return rc;
 }
 
@@ -413,6 +415,9 @@ typedef struct run_out {
 } run_out;
 
 static int part_run(ctx *c, part *p, int set, int flags, run_out *out, kp_shape_result *sr) {
+    /* The first counted call on cuda also waits for its threads to settle
+     * (judge_run says why). */
+    if ((flags & KP_RUN_THREADS) && p->threads_ref < 0) flags |= KP_RUN_SETTLE;
     kp_run_req q = {set, flags};
     char err[300];
     size_t got = 0;
@@ -453,10 +458,18 @@ static int judge_run(ctx *c, part *p, const run_out *ro, int flags, kp_shape_res
          * threads at initialisation, before HELLO. */
         int ref = r->threads_before;
         if (p->threads_ref < 0) {
-            /* cuda: the first guarded call sets the reference, since the
-             * runtime or a library may start a thread on first use. */
-            p->threads_ref = r->threads_after;
-            ref = r->threads_after;
+            /* cuda: the first counted call sets the reference, since a
+             * library may start a thread pool on first use. A pool stays;
+             * a thread that ends within the worker's wait after the return
+             * was work left running past it. */
+            if (r->threads_after > r->threads_before && r->threads_settled < r->threads_after)
+                return decide(sr, KP_REJECTED, "threads",
+                              "left %d thread(s) running after the call returned that ended soon after (%d before, "
+                              "%d after, %d when they ended): work deferred to a host thread is not timed",
+                              r->threads_after - r->threads_settled, r->threads_before, r->threads_after,
+                              r->threads_settled);
+            p->threads_ref = r->threads_settled;
+            ref = r->threads_settled;
         }
         if (p->threads_ref < ref) ref = p->threads_ref;
         if (r->threads_after > ref)
@@ -470,11 +483,16 @@ static int judge_run(ctx *c, part *p, const run_out *ro, int flags, kp_shape_res
             return decide(sr, KP_REJECTED, "persist",
                           "left L2 persistence set up (a persisting-L2 limit or an access-policy window): data "
                           "pinned in L2 survives the cache flush, so the next timed call is not cold");
-        if (r->mem_grown > ((int64_t)1 << 30))
+        /* Summed over the worker's calls: a leak of a little per call adds
+         * up, and a first call's one-off workspace stays within budget.
+         * (Each call's growth is taken under the device lock, so another
+         * kproof worker's allocations do not count.) */
+        p->mem_kept += r->mem_grown;
+        if (p->mem_kept > ((int64_t)1 << 30))
             return decide(sr, KP_ERROR, "memory",
-                          "kept %.1f GiB of memory after the call returned: a candidate may use scratch memory, "
-                          "not hoard the device",
-                          (double)r->mem_grown / (1 << 30));
+                          "kept %.2f GiB of memory after its calls returned (%.2f GiB in this one): a candidate "
+                          "may use scratch memory, up to 1 GiB, not hoard the device",
+                          (double)p->mem_kept / (1 << 30), (double)r->mem_grown / (1 << 30));
     }
     return 0;
 }
@@ -937,6 +955,9 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, kp_sha
     }
     int flags = rigorous_flags(c);
     if (!warm) flags |= KP_RUN_FLUSH;
+    /* The device's time for what the call enqueued, not the host's launch
+     * latency (a harness that times launches is the launch flaw). */
+    if (!FLAW(c, KP_FLAW_LAUNCH)) flags |= KP_RUN_BLOCK;
     int check_timed = !FLAW(c, KP_FLAW_ONE_INPUT);
     int *perm = (int *)malloc((size_t)nsets * sizeof(int));
     if (!perm) bad = decide(sr, KP_ERROR, "harness", "out of host memory");
@@ -996,6 +1017,17 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, kp_sha
              * device sync in the window); on the host the host clock is all
              * there is, and it stops when the call returns. */
             double t = ro.rep.event_s;
+            if (ro.rep.blocked == 1 && ro.rep.enqueue_s > t) {
+                /* Held: the device ran the call's work back to back; host
+                 * work that took longer than that is the call's real cost. */
+                t = ro.rep.enqueue_s;
+            } else if (ro.rep.blocked == 2) {
+                /* The call waited on the device while the stream was held:
+                 * this sample timed the hold. The worker stops holding. */
+                kp_result_warn(c->r, "%s waits on the device inside its call: its times are events around the "
+                               "call, host launch latency included", p->name);
+                continue;
+            }
             if (keep && push_sample(p, t, ro.rep.host_s)) bad = decide(sr, KP_ERROR, "harness", "out of memory");
         }
         if (bad || !keep) continue;

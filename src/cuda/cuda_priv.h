@@ -60,6 +60,9 @@ bool kp_cu_is_sticky(cudaError_t e);
 
 /* The stream the backend's helpers run on (not the candidate's). */
 cudaStream_t kp_cu_util_stream(void);
+/* kp_dev_block_begin on any stream (calibration holds its own); released
+ * by kp_dev_block_end, state from kp_dev_block_state. */
+int kp_cu_block_on(cudaStream_t stream);
 #endif
 
 #endif

@@ -158,6 +158,10 @@ void *kp_dev_stream(void) { return NULL; }
 int kp_dev_event_start(void) { g_ev0 = kp_now_ns(); return 0; }
 int kp_dev_event_stop(void) { g_ev1 = kp_now_ns(); return 0; }
 double kp_dev_event_elapsed(void) { return (double)(g_ev1 - g_ev0) * 1e-9; }
+/* The host has no queue to hold: its calls run as they are made. */
+int kp_dev_block_begin(void) { return 1; }
+void kp_dev_block_end(void) {}
+int kp_dev_block_state(void) { return 0; }
 int kp_dev_check_error(char *text, size_t len) { if (len) text[0] = 0; return 0; }
 
 int kp_dev_audit_begin(void) { return -1; }

@@ -52,6 +52,16 @@ void *kp_dev_stream(void);
 int kp_dev_event_start(void);
 int kp_dev_event_stop(void);
 double kp_dev_event_elapsed(void); /* seconds, after kp_dev_sync */
+/* The stream blocker (cuda; host: none, returns 1): begin holds the given
+ * stream with a kernel that waits for end (or KP_BLOCK_TIMEOUT_S), so the
+ * start event and everything the candidate enqueues run back to back on
+ * the device, and its time is the device's, not the host's launch latency.
+ * After kp_dev_sync, kp_dev_block_state says 1 (released by end) or 2 (it
+ * timed out: the candidate waited on the device inside its call). */
+#define KP_BLOCK_TIMEOUT_S 1.0
+int kp_dev_block_begin(void);
+void kp_dev_block_end(void);
+int kp_dev_block_state(void);
 /* After a call: error left by the candidate (cudaGetLastError); 0 none. */
 int kp_dev_check_error(char *text, size_t len);
 

@@ -89,7 +89,9 @@ enum {
     KP_RUN_SYNC = 1 << 2,     /* device-wide synchronize inside the timed window */
     KP_RUN_GUARDS = 1 << 3,   /* check canaries and input checksums after the call */
     KP_RUN_SNAPSHOT = 1 << 4, /* copy the output at the end of the timed window */
-    KP_RUN_THREADS = 1 << 5   /* count threads before and after */
+    KP_RUN_THREADS = 1 << 5,  /* count threads before and after */
+    KP_RUN_SETTLE = 1 << 6,   /* then wait (up to 200 ms) for the count to fall back */
+    KP_RUN_BLOCK = 1 << 7     /* hold the given stream while the call enqueues (cuda) */
 };
 typedef struct kp_run_req {
     int32_t set;
@@ -106,8 +108,11 @@ typedef struct kp_run_rep {
     int32_t inputs_changed;   /* bitmask of input buffers whose checksum changed */
     int32_t threads_before, threads_after; /* threads + child processes */
     int32_t persist;          /* the call left L2 persistence set up (cuda) */
-    int32_t pad;
+    int32_t threads_settled;  /* KP_RUN_SETTLE: the count after waiting for it to fall */
     int64_t mem_grown;        /* bytes of device memory the call kept */
+    double enqueue_s;         /* host clock around the call alone */
+    int32_t blocked;          /* KP_RUN_BLOCK: 1 held and released, 2 the hold timed out, 0 not held */
+    int32_t pad;
 } kp_run_rep;
 
 /* FETCH: reply payload is the raw bytes */

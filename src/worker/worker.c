@@ -259,6 +259,8 @@ static int do_stale(const char *payload, uint32_t len) {
     return 0;
 }
 
+static int g_block_ok = 1; /* the stream blocker may be used */
+
 static int call_candidate(int s) {
     void *bufs[KP_MAX_BUFS];
     for (int b = 0; b < g_op->nbufs; b++) bufs[b] = g_sets[s].data[b];
@@ -286,11 +288,17 @@ static int do_run(const kp_run_req *q) {
     /* Only the naive launch flaw (no snapshot) waits for deferred work. */
     int threads0 = (q->flags & KP_RUN_SNAPSHOT) ? 0 : count_threads();
 
+    /* A worker whose candidate once waited on the device inside its call
+     * (the hold timed out) is not held again. */
+    int held = (q->flags & KP_RUN_BLOCK) && g_block_ok && kp_dev_block_begin() == 0;
+
     /* ---- the timed window ---- */
     uint64_t h0 = kp_now_ns();
     kp_dev_event_start();
     r.rc = call_candidate(s);
+    uint64_t he = kp_now_ns();
     kp_dev_event_stop();
+    if (held) kp_dev_block_end();
     if (q->flags & KP_RUN_SYNC) r.dev_error = kp_dev_sync();
     uint64_t h1 = kp_now_ns();
     if (q->flags & KP_RUN_SNAPSHOT) {
@@ -302,6 +310,15 @@ static int do_run(const kp_run_req *q) {
     /* ---- end of window ---- */
 
     if (q->flags & KP_RUN_THREADS) r.threads_after = count_threads();
+    if (q->flags & KP_RUN_SETTLE) {
+        /* A thread the call started and that is still running: a library's
+         * pool stays, work deferred past the return ends soon. */
+        r.threads_settled = r.threads_after;
+        for (int i = 0; i < 200 && r.threads_settled > r.threads_before; i++) {
+            usleep(1000);
+            r.threads_settled = count_threads();
+        }
+    }
     if (!(q->flags & KP_RUN_SNAPSHOT)) {
         /* No end-of-window copy (the naive launch flaw): like harnesses that
          * check the output "later", let deferred host work finish first. */
@@ -312,6 +329,11 @@ static int do_run(const kp_run_req *q) {
     else snprintf(r.dev_error_text, sizeof r.dev_error_text, "%s", kp_dev_error());
     r.event_s = kp_dev_event_elapsed();
     r.host_s = (double)(h1 - h0) * 1e-9;
+    r.enqueue_s = (double)(he - h0) * 1e-9;
+    if (held) {
+        r.blocked = kp_dev_block_state() == 1 ? 1 : 2;
+        if (r.blocked == 2) g_block_ok = 0;
+    }
     if ((q->flags & KP_RUN_GUARDS) && !r.dev_error) {
         r.persist = kp_dev_persist_state();
         r.mem_grown = kp_dev_mem_used() - mem0;

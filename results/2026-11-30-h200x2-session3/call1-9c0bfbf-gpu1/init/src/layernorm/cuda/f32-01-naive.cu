@@ -1,0 +1,49 @@
+/* layernorm f32, variant 01: naive, one thread per row.
+ *
+ * Adds: nothing; the simplest correct kernel, the baseline for the others.
+ * y = (x - mean) / sqrt(var + 1e-5) * w + b with the biased variance.
+ * Each thread walks its row three times: the mean, the variance as the mean
+ * of (x - mean)^2 (two passes: rows with mean 1000 and std 1 would lose
+ * every digit in E[x^2] - E[x]^2), then the output; both sums in double.
+ * Napkin math: minimum traffic one read of x and one write of y, 8 bytes
+ * per element (w and b are read by every row but stay in cache); this reads
+ * x three times, and neighbouring threads touch addresses a whole row
+ * apart, so every load is its own 32-byte sector. About 7 FLOPs per element.
+ * H200: not yet measured
+ */
+#include <kproof/kernel.h>
+
+#include <math.h>
+
+#define KP_TRY(call) do { if ((call) != cudaSuccess) return 1; } while (0)
+
+static __global__ void layernorm_naive(const float *__restrict__ x, const float *__restrict__ w,
+                                       const float *__restrict__ b, float *__restrict__ y, int64_t rows,
+                                       int64_t cols) {
+    int64_t row = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    const float *xr = x + row * cols;
+    float *yr = y + row * cols;
+
+    double mean = 0.0;
+    for (int64_t c = 0; c < cols; c++) mean += xr[c];
+    mean /= (double)cols;
+    double var = 0.0;
+    for (int64_t c = 0; c < cols; c++) {
+        double d = xr[c] - mean;
+        var += d * d;
+    }
+    var /= (double)cols;
+    double rstd = 1.0 / sqrt(var + KP_LAYERNORM_EPS);
+    for (int64_t c = 0; c < cols; c++) yr[c] = (float)((xr[c] - mean) * rstd * w[c] + b[c]);
+}
+
+KP_ENTRY int kp_layernorm_f32(const float *x, const float *w, const float *b, float *y, int64_t rows, int64_t cols,
+                              kp_stream stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    const int threads = 256;
+    int64_t blocks = (rows + threads - 1) / threads;
+    layernorm_naive<<<(unsigned)blocks, threads, 0, stream>>>(x, w, b, y, rows, cols);
+    KP_TRY(cudaGetLastError());
+    return 0;
+}
