@@ -429,7 +429,7 @@ static void test_check(void) {
     const kp_op *op = kp_op_find("softmax_f32");
     kp_shape s = {2, {2, 3}};
     double want[6] = {0.1, 0.2, 0.7, 0.3, 0.3, 0.4}, tol[6] = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
-    kp_ref ref = {6, want, tol, NULL, NULL};
+    kp_ref ref = {6, want, tol, NULL, NULL, 0};
     float out[6];
     kp_check c;
 
@@ -492,7 +492,7 @@ static void test_check(void) {
     for (int i = 0; i < 6; i++) h[i] = kp_f32_to_bf16_bits((float)want[i]);
     double tb[6];
     for (int i = 0; i < 6; i++) tb[i] = 4 * KP_U16 * want[i];
-    kp_ref rb = {6, want, tb, NULL, NULL};
+    kp_ref rb = {6, want, tb, NULL, NULL, 0};
     CHECK(kp_check_output(bf, &s, NULL, &rb, h, 1, &c) == 0 && c.ok);
     h[0] = KP_POISON_BF16_BITS;
     kp_check_output(bf, &s, NULL, &rb, h, 1, &c);

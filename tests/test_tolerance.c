@@ -277,6 +277,20 @@ static void v_mm_poison_one(const kp_op *op, const kp_shape *s, const void *cons
     (void)mode;
 }
 
+/* The precision cheat's output: fp32 results rounded to bf16. */
+static void v_mm_bf16_out(const kp_op *op, const kp_shape *s, const void *const *in, void *out, int mode) {
+    v_matmul(op, s, in, out, MM_FMA);
+    for (int64_t i = 0; i < s->d[0] * s->d[1]; i++) {
+        float v = (float)kp_load(out, op->dtype, i);
+        uint32_t b;
+        memcpy(&b, &v, 4);
+        b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u; /* round to nearest even, 8 bits kept */
+        memcpy(&v, &b, 4);
+        store(op, out, i, v);
+    }
+    (void)mode;
+}
+
 static void test_matmul_sampled(void) {
     const kp_op *f32 = kp_op_find("matmul_f32"), *bf = kp_op_find("matmul_bf16");
     double saved = kp_matmul_full_limit;
@@ -297,6 +311,13 @@ static void test_matmul_sampled(void) {
         EXPECT_FAIL(p);
         CHECK(strstr(p.why, "output never written: 1 of 6000 elements still hold the poison pattern") != NULL);
         EXPECT_FAIL(run(t32, v_const, 0, "sampled: zeros"));
+        /* The naive loose-tol flaw (1e-2 + 1e-2 |want| on the samples, no
+         * projections) takes an fp32 result rounded to bf16; rigor does not. */
+        EXPECT_FAIL(run(t32, v_mm_bf16_out, 0, "sampled: fp32 rounded to bf16"));
+        t32->ref.loose = 1e-2;
+        EXPECT_PASS(run(t32, v_mm_bf16_out, 0, "sampled, loose: fp32 rounded to bf16"));
+        EXPECT_FAIL(run(t32, v_mm_tile_bug, 2, "sampled, loose: tile +5%"));
+        t32->ref.loose = 0;
         unprep(t32);
         unprep(tbf);
     }

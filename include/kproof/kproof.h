@@ -147,6 +147,8 @@ struct kp_ref {
     double *tol;   /* n per-element tolerances, or NULL */
     void *extra;   /* op-private (matmul: projections for Freivalds) */
     void (*free_extra)(void *extra);
+    double loose;  /* > 0: the naive loose-tol flaw is on: an op->check compares its
+                      samples against loose + loose |want| and nothing more */
 };
 void kp_ref_free(kp_ref *r);
 
