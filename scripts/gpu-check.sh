@@ -16,7 +16,8 @@
 # shape, default 3) narrow the kernels stage, KP_EVAL_ARGS adds eval
 # arguments (commas for spaces: --shape-set,canonical,--dist,normal);
 # KP_CORRECT_KERNELS (default KP_KERNELS) narrows the correct stage;
-# KP_DEMO_ARGS, KP_DEMO_TIMEOUT, KP_TORCH_OPS, KP_TORCH_TIMEOUT,
+# KP_DEMO_ARGS, KP_DEMO_TIMEOUT, KP_TORCH_OPS, KP_TORCH_BUDGET (seconds per
+# mode and shape), KP_TORCH_TIMEOUT, KP_INIT_BUDGET,
 # KP_REPRO_FILE/SHAPE/BUDGET/TARGET the others. Measured on the H200:
 # build 18-22 s, device test 14 s, calibrate 3 s; correctness of one kernel
 # on every shape 60-190 s (6 at a time on a shared 32-core host); one
@@ -183,7 +184,7 @@ stage_torch() {
   needs_gpu torch || return 0
   stamp "torch baselines"
   PYTHONUNBUFFERED=1 timeout "${KP_TORCH_TIMEOUT:-900}" python3 bench/torch_baselines.py --out "$R/torch.json" \
-    --ops "${KP_TORCH_OPS:-softmax,layernorm,sum,matmul}" >"$R/torch.log" 2>&1
+    --ops "${KP_TORCH_OPS:-softmax,layernorm,sum,matmul}" --budget "${KP_TORCH_BUDGET:-3}" >"$R/torch.log" 2>&1
   echo "torch exit $?"; tail -3 "$R/torch.log"
 }
 

@@ -923,33 +923,42 @@ static int parent_floor(ctx *c, part *p, double median, const kp_shape *sh, iset
     return 0;
 }
 
-static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result *sr);
+static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *sets, int nsets,
+                         kp_shape_result *sr);
 
-/* The whole timing phase holds the device: no other kproof process runs
- * anything on it until the last sample and the parent-clock batches. */
+/* The timing phase holds the device from the first upload to the last
+ * sample and the parent-clock batches: no other kproof process runs
+ * anything on it meanwhile. The first pass's input sets are built before
+ * (CPU work that needs no device). */
 static int timing(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result *sr) {
+    int64_t sb = set_bytes(c->op, sh);
+    int nsets = c->o->nsets < 8 ? 8 : c->o->nsets;
+    int64_t l2 = c->r->env.l2_bytes > 0 ? c->r->env.l2_bytes : (64 << 20);
+    int maxsets = c->o->max_sets > 0 && c->o->max_sets < KP_MAX_SETS ? c->o->max_sets : KP_MAX_SETS;
+    while (nsets < maxsets && (int64_t)nsets * sb < 3 * l2) nsets++;
+    if (FLAW(c, KP_FLAW_WARM) || FLAW(c, KP_FLAW_ONE_INPUT)) nsets = 1;
+    iset *sets = (iset *)calloc((size_t)nsets, sizeof *sets);
+    if (!sets) return decide(sr, KP_ERROR, "harness", "out of host memory");
+    char err[200];
+    progress(c, "  timing: %d input set(s) of %.1f MiB each, %d participant(s)", nsets, sb / 1048576.0, np);
+    if (iset_make_many(c, sh, 0, sets, nsets, err, sizeof err)) {
+        free(sets);
+        return decide(sr, KP_ERROR, "harness", "%s", err);
+    }
     kp_devlock_hold(1);
-    int bad = timing_locked(c, parts, np, sh, sr);
+    int bad = timing_locked(c, parts, np, sh, sets, nsets, sr);
     kp_devlock_hold(0);
     return bad;
 }
 
-static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result *sr) {
+/* Frees sets. */
+static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *sets, int nsets,
+                         kp_shape_result *sr) {
     int warm = FLAW(c, KP_FLAW_WARM);
-    int64_t sb = set_bytes(c->op, sh);
-    int nsets = c->o->nsets < 8 ? 8 : c->o->nsets;
     kp_env env;
     memset(&env, 0, sizeof env);
-    int64_t l2 = c->r->env.l2_bytes > 0 ? c->r->env.l2_bytes : (64 << 20);
-    int maxsets = c->o->max_sets > 0 && c->o->max_sets < KP_MAX_SETS ? c->o->max_sets : KP_MAX_SETS;
-    while (nsets < maxsets && (int64_t)nsets * sb < 3 * l2) nsets++;
-    if (warm || FLAW(c, KP_FLAW_ONE_INPUT)) nsets = 1;
-    iset *sets = (iset *)calloc((size_t)nsets, sizeof *sets);
-    if (!sets) return decide(sr, KP_ERROR, "harness", "out of host memory");
     char err[200];
     int bad = 0;
-    progress(c, "  timing: %d input set(s) of %.1f MiB each, %d participant(s)", nsets, sb / 1048576.0, np);
-    if (iset_make_many(c, sh, 0, sets, nsets, err, sizeof err)) bad = decide(sr, KP_ERROR, "harness", "%s", err);
     kp_shape_result bsr[MAX_PART]; /* baselines' own findings */
     memset(bsr, 0, sizeof bsr);
     for (int k = 0; k < np && !bad; k++) {
@@ -1440,13 +1449,10 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         r->wall_s = kp_wall_s() - t_start;
         return 0;
     }
-    for (int i = 1; i < np; i++) {
-        char e4[600];
-        if (part_start(&c, &parts[i], e4, sizeof e4) != KP_WK_OK) {
-            kp_result_warn(r, "baseline %s did not start: %s", parts[i].name, e4);
-            part_stop(&parts[i]);
-        }
-    }
+    /* Baselines start before the first timing phase, not here: a candidate
+     * that fails its correctness (most of the exploit corpus) never needs
+     * them, and a worker start holds the device lock. */
+    int baselines_started = 0;
 
     PHASE(KP_PH_START);
     shape_item items[64];
@@ -1477,6 +1483,17 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         if (!bad && o->backend == KP_BACKEND_CUDA && items[i].timed && c.flaws != KP_FLAW_ALL)
             bad = audit(&c, &parts[0], &sr->shape, sr);
         PHASE(KP_PH_AUDIT);
+        if (!bad && items[i].timed && !o->correctness_only && !baselines_started) {
+            baselines_started = 1;
+            for (int k = 1; k < np; k++) {
+                char e4[600];
+                if (part_start(&c, &parts[k], e4, sizeof e4) != KP_WK_OK) {
+                    kp_result_warn(r, "baseline %s did not start: %s", parts[k].name, e4);
+                    part_stop(&parts[k]);
+                }
+            }
+            PHASE(KP_PH_START);
+        }
         if (!bad && items[i].timed && !o->correctness_only) bad = timing(&c, parts, np, &sr->shape, sr);
         PHASE(KP_PH_TIMING);
         r->verdict = worse(r->verdict, sr->verdict);
