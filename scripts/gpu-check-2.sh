@@ -14,12 +14,22 @@ OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT/g0" "$OUT/g1"
 OUT=$OUT/g0 KP_RUN_DIR=$PWD/gpu-run-build bash scripts/gpu-check.sh build >/dev/null 2>&1 ||
   { echo "build failed (see $OUT/g0/log.txt)"; tail -30 "$OUT/g0/log.txt"; exit 1; }
+# Each run gets half of the host's cores (taskset, where there is one), so
+# neither pipeline's CPU work slows the other: each sees what a one-GPU
+# machine of half the cores would (the H200 kind has 16 cores per GPU).
+NCPU=$(nproc)
+HALF=$((NCPU / 2))
+pin() { # gpu
+  command -v taskset >/dev/null && [ "$HALF" -ge 1 ] || return 0
+  if [ "$1" = 0 ]; then echo "taskset -c 0-$((HALF - 1))"; else echo "taskset -c $HALF-$((NCPU - 1))"; fi
+}
 run_on() { # gpu, "ENV... STAGES"
   local gpu=$1 words=$2 stages=all envs=()
   for w in $words; do case "$w" in *=*) envs+=("$w") ;; *) stages=$w ;; esac; done
-  env "${envs[@]}" CUDA_VISIBLE_DEVICES="$gpu" OUT="$OUT/g$gpu" KP_RUN_DIR="$PWD/gpu-run-g$gpu" bash scripts/gpu-check.sh "$stages" >/dev/null 2>&1
+  env "${envs[@]}" CUDA_VISIBLE_DEVICES="$gpu" OUT="$OUT/g$gpu" KP_RUN_DIR="$PWD/gpu-run-g$gpu" \
+    $(pin "$gpu") bash scripts/gpu-check.sh "$stages" >/dev/null 2>&1
 }
 run_on 0 "$1" &
 run_on 1 "$2" &
 wait
-tail -40 "$OUT/g0/log.txt" "$OUT/g1/log.txt"
+tail -n 40 "$OUT/g0/log.txt" "$OUT/g1/log.txt"

@@ -84,6 +84,7 @@ stamp "env"
   if [ "$KP_BACKEND" = cuda ]; then
     nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu --format=csv
     nvcc --version | tail -1
+    echo "cores: $(nproc) (this run's affinity)"
   else
     grep -m1 'model name' /proc/cpuinfo; echo "cores: $(nproc)"
   fi

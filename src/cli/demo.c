@@ -360,8 +360,8 @@ static void run_cell(const demo_cfg *g, row *r, int m) {
  * (inputs, float64 references, checks) and nothing that is timed. On the
  * host backend the CPU is the device: rows run one at a time there. */
 static int default_jobs(void) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int j = cores >= 8 ? (int)(cores / 4) : 1;
+    int cores = kp_cores();
+    int j = cores >= 8 ? cores / 4 : 1;
     return j > 4 ? 4 : j;
 }
 

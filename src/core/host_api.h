@@ -56,7 +56,7 @@ void kp_devlock_hold(int on);
 void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx);
 /* The same on at most `threads` threads (0: the machine's cores). */
 void kp_parallel_for_n(int n, int threads, void (*fn)(void *ctx, int i), void *ctx);
-int kp_cores(void); /* online cores, at least 1 */
+int kp_cores(void); /* cores this process may run on (its affinity), at least 1 */
 int64_t kp_host_mem_bytes(void); /* physical memory of this machine */
 
 /* ---- candidate builds ------------------------------------------------------- */

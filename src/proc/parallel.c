@@ -2,6 +2,9 @@
  * Input sets and their float64 references are independent, and on a GPU
  * machine with many cores this is what keeps the protocol's CPU side from
  * dominating a run. */
+#ifdef __linux__
+#include <sched.h> /* sched_getaffinity, CPU_COUNT (_GNU_SOURCE: CMakeLists.txt) */
+#endif
 #include <pthread.h>
 #include <unistd.h>
 
@@ -28,8 +31,7 @@ static void *worker(void *arg) {
 void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx) { kp_parallel_for_n(n, 0, fn, ctx); }
 
 void kp_parallel_for_n(int n, int threads, void (*fn)(void *ctx, int i), void *ctx) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int nt = cores > 1 ? (int)cores : 1;
+    int nt = kp_cores();
     if (threads > 0 && threads < nt) nt = threads;
     if (nt > n) nt = n;
     if (nt > 32) nt = 32;
@@ -51,7 +53,18 @@ int64_t kp_host_mem_bytes(void) {
     return pages > 0 && size > 0 ? (int64_t)pages * size : (int64_t)4 << 30;
 }
 
+/* The cores this process may run on: its affinity mask where the system
+ * has one (a run pinned with taskset, a container's cpuset), else every
+ * online core. */
 int kp_cores(void) {
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int c = CPU_COUNT(&set);
+        if (c >= 1) return c;
+    }
+#endif
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     return c > 1 ? (int)c : 1;
 }
