@@ -159,7 +159,7 @@ static void print_matrix(FILE *f, row *rows, int nr, int md) {
         for (int m = 0; m < NMODES; m++) fprintf(f, " --- |");
         fprintf(f, " --- |\n");
         for (int i = 0; i < nr; i++) {
-            fprintf(f, "| %s%s | %s |", rows[i].exploit ? "" : "**", rows[i].name, rows[i].op);
+            fprintf(f, "| %s%s%s | %s |", rows[i].exploit ? "" : "**", rows[i].name, rows[i].exploit ? "" : "**", rows[i].op);
             for (int m = 0; m < NMODES; m++) fprintf(f, " %s |", rows[i].cell[m]);
             if (rows[i].exploit) fprintf(f, " fools %s; %s by %s |\n", rows[i].fools, rows[i].expect, rows[i].caught);
             else fprintf(f, " honest: PASS |\n");
