@@ -124,7 +124,8 @@ def main():
     if torch_rows:
         out.append("\n## Best project kernel vs torch (same cold protocol, same run)\n")
         out.append("Medians with 95% intervals. SoL: the op's bytes at the measured copy bandwidth. "
-                   "Target (issue 5): at least 90% of copy bandwidth and no slower than the best torch; "
+                   "Target (issue 5): softmax and layernorm at least 90% of copy bandwidth and no slower than the best "
+                   "torch; sum 2^28 at least 95% of copy, smaller sums faster than eager; "
                    "\"~\": correct but the timing never settled (NOISY), so not counted as met.\n")
         out.append("| op | dtype | shape | project best | % copy | SoL | eager | compile | max-autotune "
                    "| best torch / project | target |")
@@ -141,7 +142,13 @@ def main():
             pct = 100 * b[2] / copy_gbs if b and copy_gbs and b[2] else None
             met = "-"
             if b and tbest and pct is not None:
-                met = "met" if pct >= 90 and b[0] <= tbest and not b[1].endswith("~") else "not met"
+                settled = not b[1].endswith("~")
+                if op == "sum":  # 2^28 streams: 95% of copy; smaller sizes: faster than eager
+                    eager = modes.get("eager")
+                    ok = pct >= 95 if shape[0] >= (1 << 28) else bool(eager) and b[0] < eager["median_s"]
+                else:
+                    ok = pct >= 90 and b[0] <= tbest
+                met = "met" if ok and settled else "not met"
             out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 op, dt, "x".join(map(str, shape)),
                 ("%s %s [%s, %s]" % (b[1], fmt_t(b[0]), fmt_t(b[3]), fmt_t(b[4]))) if b else "-",

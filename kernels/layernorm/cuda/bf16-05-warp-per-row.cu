@@ -16,7 +16,9 @@
  * 16384x4096, 65536x1024 and 4096x16384 each move 256 MiB.
  * H200 (results/2026-11-30-h200x2-session2/run3-e9d72fd-gpu1, 1 s per shape, +-1-2%): 79.2 /
  * 78.2 / 85.1 us at 16384x4096 / 65536x1024 / 4096x16384 = 80.2 / 81.2 /
- * 74.7% of copy
+ * 74.7% of copy (old timing protocol). Held stream, clean flush
+ * (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1): 66.82 / 66.94 / 72.42 us = 93.9 / 93.7 /
+ * 86.7% of copy
  */
 #include <kproof/kernel.h>
 

@@ -12,7 +12,13 @@
  * Napkin math: 4096x16384 moves 256 MiB: 63 us at a 4.28 TB/s copy; one
  * SM's share is a 32 KiB row in ~2 us. 05 reached 87.0% there
  * (results/2026-11-30-h200x2-session3/call2-c86ae76-gpu1).
- * H200: not measured yet.
+ * H200 (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1): 96.99 us at 4096x16384 against 05's
+ * 72.42 us in the same run: 34% slower. With one 1024-thread block per SM
+ * (55 registers a thread) every barrier of a row's two reductions stalls
+ * the whole SM, and its stores leave in one burst per row; 05's two
+ * 512-thread blocks per SM overlap one row's reductions with the other's
+ * traffic. (Its other shapes run 05's code: 66.51 / 66.32 us.) Kept as a
+ * measured dead end.
  * kproof-best: no
  */
 #include <kproof/kernel.h>

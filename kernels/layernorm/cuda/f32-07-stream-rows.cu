@@ -14,7 +14,12 @@
  * 4.28 TB/s copy; 05 took 131.3 / 132.4 us there (95.5 / 94.8%,
  * results/2026-11-30-h200x2-session3/call2-c86ae76-gpu1), while ANCHORS.md
  * has torch.compile at 4152 / 4095 GB/s (97.0 / 95.7%).
- * H200: not measured yet.
+ * H200 (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1): 143.20 / 173.04 / 162.64 us at
+ * 16384x4096 / 65536x1024 / 4096x16384 against 05's 131.95 / 131.87 /
+ * 133.47 us in the same run: slower everywhere (8-31%). A resident block
+ * stalls on each row's barriers while only its own prefetch is in flight;
+ * 05's many short-lived blocks per SM keep independent rows moving. Kept
+ * as a measured dead end.
  * kproof-best: no
  */
 #include <kproof/kernel.h>

@@ -13,7 +13,9 @@
  * 65536x1024 256 MiB, 4096x32768 512 MiB.
  * H200 (results/2026-11-30-h200x2-session2/run3-e9d72fd-gpu1, 1 s per shape, +-2-4%):
  * 76.6 / 76.8 / 179.2 us = 82.9 / 82.7 / 70.9% of copy; 05 vs 06 time
- * ratio 1.02 / 0.98 / 0.93: no gain from the split
+ * ratio 1.02 / 0.98 / 0.93: no gain from the split (old timing protocol).
+ * Held stream, clean flush (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1): 66.24 / 65.98 /
+ * 143.47 us = 94.7 / 95.1 / 87.5% of copy
  */
 #include <kproof/kernel.h>
 

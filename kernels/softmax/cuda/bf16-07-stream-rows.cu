@@ -13,8 +13,12 @@
  * and one SM's share of it is a 64 KiB row in ~4 us, against ~1 us of
  * exp2 (32 per thread, 16 per SM clock) and a few of shared-memory reads.
  * The tail: 4096 rows over 132 SMs leave 4 SMs one row more (~3%).
- * H200: not measured yet.
- * kproof-best: no
+ * H200 (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1, 1.5 s per shape): 65.78 / 65.42 /
+ * 141.60 us at 8192x8192 / 65536x1024 / 4096x32768 = 95.4 / 95.9 / 88.6%
+ * of copy; 06 in the same run 66.24 / 65.98 / 143.47: 1.3% faster at the
+ * long rows, its own case (intervals apart), the same elsewhere (the
+ * other shapes run 06's code). Still under 90% there: next, rows split
+ * over a cluster's blocks, so more independent rows are in flight.
  */
 #include <kproof/kernel.h>
 

@@ -14,7 +14,10 @@
  * H200 (results/2026-11-30-h200x2-session2/run3-e9d72fd-gpu1): at 8192x8192 and
  * 65536x1024 the same as 05 (05/06 time ratio 1.00 and 0.99, intervals
  * +-1-2%); at 4096x32768, its own case, 05 was 1.03x faster [1.00, 1.05]:
- * the split brought nothing measurable; its own run there was cut short
+ * the split brought nothing measurable; its own run there was cut short.
+ * Held stream, clean flush (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1, 1.5 s per shape):
+ * 129.73 / 129.34 / 268.10 us = 96.7 / 97.0 / 93.6% of copy (4279 GB/s),
+ * against torch.compile's best 135.01 / 132.22 (eager) / 371.58 us
  */
 #include <kproof/kernel.h>
 

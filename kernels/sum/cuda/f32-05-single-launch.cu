@@ -10,7 +10,11 @@
  * Napkin math: 4 bytes read per element, 1 FLOP per element; 2^28 elements
  * is 1 GiB, 251 us at 4.28 TB/s; 2^20 (4 MiB) is 1 us of traffic, so there
  * the launch and one memory round trip dominate: one launch instead of three.
- * H200: not yet measured
+ * H200 (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1, 1.5 s per size): 242.96 / 22.78 /
+ * 10.70 us at 2^28 / 2^24 / 2^20 = 103.3% of the copy bandwidth at 2^28
+ * (a read-only stream outruns a copy's mix of reads and writes); torch
+ * eager 253.50 / 36.04 / 32.50 us. 2^20 stayed NOISY (+-2.0% after 542
+ * samples): at 10 us the host's enqueue time is most of a sample
  */
 #include <kproof/kernel.h>
 
