@@ -342,6 +342,9 @@ typedef struct kp_result {
     /* Where wall_s went: building, starting workers (and calibration),
      * correctness, audit, timing (with its checks and the parent clock). */
     double phase_s[KP_NPHASES];
+    /* The device lock (one process on a device at a time): seconds spent
+     * waiting for it and holding it during this run. */
+    double lock_wait_s, lock_held_s;
     int nwarn;
     char warn[8][200];
 } kp_result;

@@ -1373,7 +1373,16 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     snprintf(r->candidate, sizeof r->candidate, "%s", o->candidate);
     protocol_name(c.flaws, r->protocol, sizeof r->protocol);
     kp_now_iso(r->env.date, sizeof r->env.date);
-    double t_start = kp_wall_s();
+    double t_start = kp_wall_s(), lock_w0, lock_h0;
+    kp_devlock_times(&lock_w0, &lock_h0);
+#define FINISH_TIMES()                                                  \
+    do {                                                                \
+        r->wall_s = kp_wall_s() - t_start;                              \
+        double lw_, lh_;                                                \
+        kp_devlock_times(&lw_, &lh_);                                   \
+        r->lock_wait_s = lw_ - lock_w0;                                 \
+        r->lock_held_s = lh_ - lock_h0;                                 \
+    } while (0)
 
     part parts[MAX_PART];
     memset(parts, 0, sizeof parts);
@@ -1392,7 +1401,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     int brc = build_part(&c, &parts[0], r, 1);
     PHASE(KP_PH_BUILD);
     if (brc) {
-        r->wall_s = kp_wall_s() - t_start;
+        FINISH_TIMES();
         return 0;
     }
     /* Baselines (and the trusted worker used for calibration). */
@@ -1446,7 +1455,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         }
         part_stop(&parts[0]);
         if (trusted.w) kp_wk_stop(trusted.w);
-        r->wall_s = kp_wall_s() - t_start;
+        FINISH_TIMES();
         return 0;
     }
     /* Baselines start before the first timing phase, not here: a candidate
@@ -1518,6 +1527,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     if (trusted.w) kp_wk_stop(trusted.w);
     PHASE(KP_PH_START);
 #undef PHASE
-    r->wall_s = kp_wall_s() - t_start;
+    FINISH_TIMES();
+#undef FINISH_TIMES
     return 0;
 }

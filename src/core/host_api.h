@@ -51,6 +51,8 @@ double kp_wall_s(void); /* monotonic seconds */
  * it, re-entrant. kp_wk_call, kp_wk_start and kp_wk_stop hold it. */
 int kp_devlock_open_backend(kp_backend be);
 void kp_devlock_hold(int on);
+/* Seconds this process has waited for the lock and held it, in total. */
+void kp_devlock_times(double *wait_s, double *held_s);
 /* Runs fn(ctx, i) for i in [0, n) on up to the machine's cores; returns
  * when all are done. The parent's own CPU work (inputs, references). */
 void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx);

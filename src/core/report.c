@@ -637,6 +637,10 @@ void kp_print_json(FILE *f, const kp_result *r)
     jw_open(&w, "phase_s", '{');
     for (int ph = 0; ph < KP_NPHASES; ph++) jw_num(&w, kp_phase_name(ph), r->phase_s[ph]);
     jw_close(&w, '}');
+    jw_open(&w, "device_lock", '{');
+    jw_num(&w, "wait_s", r->lock_wait_s);
+    jw_num(&w, "held_s", r->lock_held_s);
+    jw_close(&w, '}');
 
     const kp_env *e = &r->env;
     jw_open(&w, "env", '{');

@@ -21,6 +21,7 @@
 #include "core/host_api.h"
 
 static int lock_fd = -1, depth = 0;
+static double wait_total, held_total, held_since;
 
 static int kp_devlock_open(const char *key);
 
@@ -69,9 +70,14 @@ void kp_devlock_hold(int on) {
     if (lock_fd < 0) return;
     if (on) {
         if (depth++ == 0) {
-            int rc;
-            while ((rc = flock(lock_fd, LOCK_EX)) != 0 && errno == EINTR) {
+            int rc = flock(lock_fd, LOCK_EX | LOCK_NB);
+            if (rc != 0 && errno == EWOULDBLOCK) { /* someone else has it: wait, and count the wait */
+                double t0 = kp_wall_s();
+                while ((rc = flock(lock_fd, LOCK_EX)) != 0 && errno == EINTR) {
+                }
+                wait_total += kp_wall_s() - t0;
             }
+            held_since = kp_wall_s();
             if (rc) { /* cannot lock: say so once, run unlocked */
                 fprintf(stderr, "kproof: the device lock failed (%s): other kproof processes may share the device\n",
                         strerror(errno));
@@ -81,6 +87,12 @@ void kp_devlock_hold(int on) {
             }
         }
     } else if (depth > 0 && --depth == 0) {
+        held_total += kp_wall_s() - held_since;
         flock(lock_fd, LOCK_UN);
     }
+}
+
+void kp_devlock_times(double *wait_s, double *held_s) {
+    *wait_s = wait_total;
+    *held_s = held_total + (depth > 0 ? kp_wall_s() - held_since : 0);
 }
