@@ -292,6 +292,8 @@ typedef struct kp_timing {
     double median, lo, hi;  /* median and its 95% bootstrap interval */
     double min, mean;
     double host_median;     /* worker host clock around call + device sync */
+    int host_bound;         /* samples where the call's host enqueue outlasted its device time
+                               (held stream; the sample is the enqueue time) */
     double parent_floor;    /* parent-side clock bound per call (batch wall / n) */
     int settled;            /* noise criterion met */
     double sol_time;        /* speed-of-light time at measured peaks; 0 unknown */

@@ -44,6 +44,7 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     int64_t mem_kept;      /* memory the worker's guarded calls kept, summed since it started */
     double *t, *th;        /* samples: reported time, host time */
     int n, cap;
+    int host_bound;        /* kept samples that were the host's enqueue time */
 } part;
 
 typedef struct iset {      /* one input set as the parent knows it */
@@ -868,6 +869,7 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
     t->min = kp_quantile(p->t, p->n, 0.0);
     kp_boot_median_ci(p->t, p->n, 0.95, 2000, kp_rng_next(&c->rng), &t->lo, &t->hi);
     t->host_median = kp_median(p->th, p->n);
+    t->host_bound = p->host_bound;
     double rate = FLAW(c, KP_FLAW_WEAK_BASE) ? t->mean : t->median;
     if (rate > 0) {
         t->gbs = c->op->min_bytes(sh) / rate * 1e-9;
@@ -1035,6 +1037,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                 /* Held: the device ran the call's work back to back; host
                  * work that took longer than that is the call's real cost. */
                 t = ro.rep.enqueue_s;
+                if (keep) p->host_bound++;
             } else if (ro.rep.blocked == 2) {
                 /* The call waited on the device while the stream was held:
                  * this sample timed the hold. The worker stops holding. */
@@ -1516,8 +1519,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
             snprintf(r->check_name, sizeof r->check_name, "%s", sr->check_name);
             snprintf(r->detail, sizeof r->detail, "at %s: %s", st, sr->detail);
         }
-        for (int k = 1; k < np; k++) parts[k].n = 0;
-        parts[0].n = 0;
+        for (int k = 0; k < np; k++) parts[k].n = parts[k].host_bound = 0;
         if (!parts[0].alive) stop = 1;
     }
     if (stop && r->nshapes < ns)

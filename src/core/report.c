@@ -528,6 +528,7 @@ static void json_timing(jw *w, const char *key, const kp_timing *t)
     jw_num(w, "mean_s", t->mean);
     jw_int(w, "samples", t->n);
     jw_num(w, "host_median_s", t->host_median);
+    jw_num(w, "host_bound_samples", t->host_bound);
     jw_num(w, "parent_floor_s", t->parent_floor);
     jw_bool(w, "settled", t->settled);
     /* 0 means "unknown" for these; say so as null rather than as a speed. */
