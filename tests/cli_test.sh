@@ -29,6 +29,13 @@ check "table gives a median with its interval" grep -qE '[0-9.]+ (ns|us|ms|s) \[
 "$K" eval "$T/s.c" --op softmax $fast --json >"$T/j" 2>"$T/err"
 check "--json parses" python3 -m json.tool "$T/j" >/dev/null
 check "--json has the schema" has '"schema": 1' "$T/j"
+check "--json says how long the device lock was held" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+l = d["device_lock"]
+assert l["held_s"] > 0 and l["wait_s"] >= 0 and l["held_s"] <= d["wall_s"], l
+t = [s["timing"] for s in d["shapes"] if s.get("timing")]
+assert t and all("host_bound_samples" in x for x in t), t' "$T/j"
 "$K" eval "$T/s.c" --op softmax $fast --md >"$T/md" 2>"$T/err"
 check "--md is a table" has "| " "$T/md"
 
