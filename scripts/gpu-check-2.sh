@@ -17,11 +17,16 @@ OUT=$OUT/g0 KP_RUN_DIR=$PWD/gpu-run-build bash scripts/gpu-check.sh build >/dev/
 # Each run gets half of the host's cores (taskset, where there is one), so
 # neither pipeline's CPU work slows the other: each sees what a one-GPU
 # machine of half the cores would (the H200 kind has 16 cores per GPU).
-NCPU=$(nproc)
-HALF=$((NCPU / 2))
+# The CPUs this script may use (a container's cpuset need not start at 0),
+# split in two halves; no pinning where taskset is missing or refuses them.
+read -r CPUS0 CPUS1 < <(python3 -c 'import os
+c = sorted(os.sched_getaffinity(0)); h = len(c) // 2
+print(",".join(map(str, c[:h])) or "-", ",".join(map(str, c[h:])) or "-")' 2>/dev/null || echo "- -")
 pin() { # gpu
-  command -v taskset >/dev/null && [ "$HALF" -ge 1 ] || return 0
-  if [ "$1" = 0 ]; then echo "taskset -c 0-$((HALF - 1))"; else echo "taskset -c $HALF-$((NCPU - 1))"; fi
+  local list=$CPUS0
+  [ "$1" = 0 ] || list=$CPUS1
+  [ "$list" != - ] && command -v taskset >/dev/null && taskset -c "$list" true 2>/dev/null || return 0
+  echo "taskset -c $list"
 }
 run_on() { # gpu, "ENV... STAGES"
   local gpu=$1 words=$2 stages=all envs=()

@@ -1020,7 +1020,12 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
             if (!p->alive) continue;
             kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
             run_out ro;
-            if (part_run(c, p, set, flags, &ro, tgt) || judge_run(c, p, &ro, flags, tgt) ||
+            /* Each participant's first call here is not held: a first use
+             * (a library's setup, a module loaded lazily) may wait on the
+             * device, which a hold would turn into a 1 s stall. It is a
+             * warm-up call either way. */
+            int f = it == 0 ? flags & ~KP_RUN_BLOCK : flags;
+            if (part_run(c, p, set, f, &ro, tgt) || judge_run(c, p, &ro, f, tgt) ||
                 (check_timed && check_sampled(c, p, sh, &sets[set], set, tgt))) {
                 if (k == 0) bad = 1;
                 else {
@@ -1041,8 +1046,9 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
             } else if (ro.rep.blocked == 2) {
                 /* The call waited on the device while the stream was held:
                  * this sample timed the hold. The worker stops holding. */
-                kp_result_warn(c->r, "%s waits on the device inside its call: its times are events around the "
-                               "call, host launch latency included", p->name);
+                kp_result_warn(c->r, "%s stalled for a second while its stream was held (it waits on the "
+                               "device inside its call): its times from here on are events around the call, host "
+                               "launch latency included", p->name);
                 continue;
             }
             if (keep && push_sample(p, t, ro.rep.host_s)) bad = decide(sr, KP_ERROR, "harness", "out of memory");

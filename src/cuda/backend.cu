@@ -553,18 +553,27 @@ double kp_dev_event_elapsed(void) {
 static volatile uint32_t *g_block;  /* [0] release generation (host), [1] state (device) */
 static uint32_t *g_block_dev;
 static uint32_t g_block_gen;
+static int g_block_smem; /* bytes of shared memory each of the hold's CTAs takes */
 
+/* One CTA per SM, each taking all the shared memory a CTA may have: while
+ * the hold lasts no other kernel, on any stream, can start a CTA anywhere
+ * (a call could otherwise run its real work on a private stream during the
+ * hold, chain the given stream to it, and report a fraction of its time).
+ * Every CTA waits for the release; CTA 0 writes how it ended. */
 __global__ void kp_block_kernel(volatile uint32_t *flag, uint32_t gen, unsigned long long timeout_ns) {
+    extern __shared__ unsigned char kp_block_smem[]; /* never touched: its size is the point */
     unsigned long long t0, t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
     for (;;) {
         if (flag[0] == gen) {
-            flag[1] = 1;
+            if (blockIdx.x == 0 && threadIdx.x == 0)
+                flag[1] = 1;
             return;
         }
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
         if (t - t0 > timeout_ns) {
-            flag[1] = 2;
+            if (blockIdx.x == 0 && threadIdx.x == 0)
+                flag[1] = 2;
             return;
         }
         __nanosleep(500);
@@ -588,10 +597,20 @@ int kp_cu_block_on(cudaStream_t stream) {
         g_block = (volatile uint32_t *)h;
         g_block[0] = 0;
     }
+    if (!g_block_smem) {
+        int dev = 0, optin = 0;
+        if (KP_CU(cudaGetDevice(&dev)) ||
+            KP_CU(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) ||
+            KP_CU(cudaFuncSetAttribute(kp_block_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin)) ||
+            KP_CU(cudaFuncSetAttribute(kp_block_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared)))
+            return -1;
+        g_block_smem = optin;
+    }
     g_block[1] = 0;
     __sync_synchronize();
-    kp_block_kernel<<<1, 1, 0, stream>>>((volatile uint32_t *)g_block_dev, ++g_block_gen,
-                                           (unsigned long long)(KP_BLOCK_TIMEOUT_S * 1e9));
+    kp_block_kernel<<<(unsigned)g_sm_count, 32, (size_t)g_block_smem, stream>>>(
+        (volatile uint32_t *)g_block_dev, ++g_block_gen, (unsigned long long)(KP_BLOCK_TIMEOUT_S * 1e9));
     return KP_CU(cudaGetLastError());
 }
 

@@ -49,10 +49,11 @@ static int kp_time_median(cudaStream_t s, F fn, double *median_s) {
         if (kp_dev_flush())
             goto done;
         int held = kp_cu_block_on(s) == 0;
-        if (KP_CU(cudaEventRecord(a, s)) || fn() || KP_CU(cudaEventRecord(b, s)))
-            goto done;
+        int bad = KP_CU(cudaEventRecord(a, s)) || fn() || KP_CU(cudaEventRecord(b, s));
         if (held)
-            kp_dev_block_end();
+            kp_dev_block_end(); /* on every path: a hold left on would spin for a second */
+        if (bad)
+            goto done;
         if (KP_CU(cudaEventSynchronize(b)) || KP_CU(cudaEventElapsedTime(&ms, a, b)))
             goto done;
         t[i] = (double)ms * 1e-3;

@@ -56,6 +56,7 @@ double kp_dev_event_elapsed(void); /* seconds, after kp_dev_sync */
  * stream with a kernel that waits for end (or KP_BLOCK_TIMEOUT_S), so the
  * start event and everything the candidate enqueues run back to back on
  * the device, and its time is the device's, not the host's launch latency.
+ * The kernel fills every SM, so nothing on another stream runs meanwhile.
  * After kp_dev_sync, kp_dev_block_state says 1 (released by end) or 2 (it
  * timed out: the candidate waited on the device inside its call). */
 #define KP_BLOCK_TIMEOUT_S 1.0

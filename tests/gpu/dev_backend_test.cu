@@ -278,6 +278,12 @@ static void test_flush(void) {
     printf("flush: ok, best %.1f us\n", best * 1e6);
 }
 
+__global__ void stamp_kernel(unsigned long long *out) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    *out = t;
+}
+
 static void test_events(void) {
     int khz = 0;
     cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
@@ -312,6 +318,29 @@ static void test_events(void) {
     CHECK(waited > 0.5 * KP_BLOCK_TIMEOUT_S && waited < 3 * KP_BLOCK_TIMEOUT_S, "hold timed out after %.3f s", waited);
     printf("block: %.3f ms held (5 ms host gap not counted); a wait inside the hold ends at %.2f s\n", tb * 1e3,
            waited);
+
+    /* The hold fills every SM: a kernel on another stream, launched during
+     * the hold, starts no earlier than the held stream's next kernel (it
+     * would otherwise run 5 ms before it, during the hold). */
+    unsigned long long *st = (unsigned long long *)kp_dev_alloc(2 * sizeof(unsigned long long));
+    cudaStream_t side = NULL;
+    CHECK(st && cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) == cudaSuccess, "side stream");
+    CHECK(kp_dev_block_begin() == 0, "block: %s", kp_dev_error());
+    stamp_kernel<<<1, 1, 0, side>>>(st);
+    stamp_kernel<<<1, 1, 0, (cudaStream_t)kp_dev_stream()>>>(st + 1);
+    usleep(5000);
+    kp_dev_block_end();
+    CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
+    unsigned long long hs[2] = {0, 0};
+    CHECK(kp_dev_to_host(hs, st, sizeof hs) == 0, "%s", kp_dev_error());
+    double lead_us = ((double)hs[1] - (double)hs[0]) * 1e-3; /* > 0: the side kernel started first */
+    CHECK(kp_dev_block_state() == 1, "block state %d", kp_dev_block_state());
+    CHECK(lead_us < 100.0, "a kernel on another stream started %.1f us before the held stream's: the hold does not "
+          "fill the device", lead_us);
+    printf("block: a side-stream kernel launched during the hold started %.1f us after the held stream's\n",
+           -lead_us);
+    cudaStreamDestroy(side);
+    kp_dev_free(st);
 
     /* The given stream must not be ordered with the legacy default stream. */
     unsigned int flags = 0;
