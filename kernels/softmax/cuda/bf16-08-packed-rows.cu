@@ -1,0 +1,356 @@
+/* softmax bf16, variant 08: long rows kept packed as bf16 in registers; rows over 16K split over a 2-CTA cluster.
+ *
+ * Adds over 07: the layernorm 07s showed that one resident block per SM
+ * loses to several independent rows per SM (each block's barriers stall
+ * only itself). So rows of 8K-32K get short-lived blocks again, and to fit
+ * more of them per SM a thread keeps its 32 elements as the raw bf16 it
+ * loaded (four 16-byte chunks, 16 registers) and unpacks them in each of
+ * the three passes (max; exp2 and sum; exp2, scale and store), instead of
+ * 32 floats: 40 registers a thread, so three 512-thread blocks per SM
+ * where 05 fit two. Up to 16384 elements a row is one block; up to 32768
+ * a row is a cluster of two blocks, each holding half, that exchange their
+ * max and their sum through distributed shared memory, so three half-rows
+ * are in flight per SM and the grid ends in half-row steps (4096 rows over
+ * 132 SMs left 4 SMs a whole extra row in 07).
+ * Napkin math: 4096x32768 moves 512 MiB (125 us at a 4.28 TB/s copy); one
+ * SM's share is 62 half-rows of 32 KiB read and 32 KiB written, ~2 us each
+ * at its share of the bandwidth; exp2 runs twice per element, 2 x 16384
+ * per half-row at 16 per SM clock: ~1 us, overlapped across three blocks.
+ * H200: not measured yet.
+ * kproof-best: no
+ */
+#include <kproof/kernel.h>
+
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_pipeline.h>
+#include <math.h>
+#include <stdint.h>
+
+#define KP_TRY(call) do { if ((call) != cudaSuccess) return 1; } while (0)
+
+#define LOG2E 1.44269504088896341f
+enum { ONLINE_THREADS = 1024, ONLINE_UNROLL = 4 };
+
+static __device__ __forceinline__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+template <typename T> static __device__ __forceinline__ T warp_sum(T v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+/* A group of TPR threads reduces one row: a warp needs only shuffles; a
+ * whole block (TPR > 32) goes through shared memory once. Every warp
+ * reduces the per-warp partials itself, so the result reaches all threads
+ * without a second barrier; each reduction owns its buffer. */
+template <int TPR> static __device__ __forceinline__ float row_max(float v, float *sh) {
+    v = warp_max(v);
+    if (TPR == 32) return v;
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = (threadIdx.x & 31) < TPR / 32 ? sh[threadIdx.x & 31] : -INFINITY;
+    return warp_max(v);
+}
+template <int TPR, typename T> static __device__ __forceinline__ T row_sum(T v, T *sh) {
+    v = warp_sum(v);
+    if (TPR == 32) return v;
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = (threadIdx.x & 31) < TPR / 32 ? sh[threadIdx.x & 31] : (T)0;
+    return warp_sum(v);
+}
+
+/* VEC consecutive bf16 starting at element i*VEC of a row, as floats. */
+static __device__ __forceinline__ float bf16_to_f32(kp_bf16 h) { return __uint_as_float((uint32_t)h << 16); }
+static __device__ __forceinline__ kp_bf16 f32_to_bf16(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
+static __device__ __forceinline__ void unpack2(uint32_t w, float *v) {
+    v[0] = __uint_as_float(w << 16);
+    v[1] = __uint_as_float(w & 0xffff0000u);
+}
+static __device__ __forceinline__ uint32_t pack2(const float *v) { /* one cvt.rn.bf16x2 */
+    __nv_bfloat162 h = __floats2bfloat162_rn(v[0], v[1]);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
+template <int VEC> struct vec;
+template <> struct vec<1> {
+    static __device__ __forceinline__ void load(const kp_bf16 *p, int64_t i, float *v) { v[0] = bf16_to_f32(p[i]); }
+    static __device__ __forceinline__ void store(kp_bf16 *p, int64_t i, const float *v) { p[i] = f32_to_bf16(v[0]); }
+};
+template <> struct vec<8> {
+    typedef uint4 raw; /* what one 16-byte chunk is in memory */
+    static __device__ __forceinline__ void unpack(const raw &t, float *v) {
+        unpack2(t.x, v); unpack2(t.y, v + 2); unpack2(t.z, v + 4); unpack2(t.w, v + 6);
+    }
+    static __device__ __forceinline__ void load(const kp_bf16 *p, int64_t i, float *v) {
+        unpack(reinterpret_cast<const uint4 *>(p)[i], v);
+    }
+    static __device__ __forceinline__ void store(kp_bf16 *p, int64_t i, const float *v) {
+        reinterpret_cast<uint4 *>(p)[i] = make_uint4(pack2(v), pack2(v + 2), pack2(v + 4), pack2(v + 6));
+    }
+};
+
+/* ---- rows that fit: one read, registers only ----------------------------
+ * TPR threads per row, each keeping PER floats; BLOCK / TPR rows per block.
+ * 64 registers a thread at PER = 32 (1024 threads per SM), fewer below. */
+template <int VEC, int PER, int TPR, int BLOCK>
+static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 : 1024) / BLOCK) void softmax_regs(
+    const kp_bf16 *__restrict__ x, kp_bf16 *__restrict__ y, int64_t rows, int64_t cols) {
+    constexpr int CHUNKS = PER / VEC;
+    __shared__ float sh_max[32];
+    __shared__ float sh_sum[32];
+    const int64_t row = (int64_t)blockIdx.x * (BLOCK / TPR) + threadIdx.x / TPR;
+    if (TPR == 32 && row >= rows) return; /* whole warps; a block row always exists */
+    const int t = (int)(threadIdx.x % TPR);
+    const kp_bf16 *xr = x + row * cols;
+    kp_bf16 *yr = y + row * cols;
+    const int n = (int)(cols / VEC);
+    float v[PER];
+
+    /* All loads first, so they are in flight together; slots past the row
+     * hold -inf, which the max ignores and exp2 turns into 0. */
+#pragma unroll
+    for (int k = 0; k < CHUNKS; k++) {
+        int i = k * TPR + t;
+        if (i < n) {
+            vec<VEC>::load(xr, i, &v[k * VEC]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[k * VEC + j] = -INFINITY;
+        }
+    }
+
+    float m = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < PER; j++) m = fmaxf(m, v[j]);
+    m = row_max<TPR>(m, sh_max);
+    const float ml = m * LOG2E; /* its rounding is one factor in every term */
+
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* short chains, then a tree */
+#pragma unroll
+    for (int j = 0; j < PER; j++) {
+        v[j] = exp2f(fmaf(v[j], LOG2E, -ml));
+        acc[j % 4] += v[j];
+    }
+    const float inv = 1.0f / row_sum<TPR>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_sum);
+
+#pragma unroll
+    for (int k = 0; k < CHUNKS; k++) {
+        int i = k * TPR + t;
+        if (i < n) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[k * VEC + j] *= inv;
+            vec<VEC>::store(yr, i, &v[k * VEC]);
+        }
+    }
+}
+
+/* ---- rows of 8K..32K elements: packed in registers, a block or a cluster per row ----
+ * PACK_TPR threads per block, PACK_CH 16-byte chunks (8 bf16) per thread,
+ * kept as loaded. CL blocks per row (a cluster): block rank r covers chunks
+ * r * PACK_TPR * PACK_CH + k * PACK_TPR + t. Needs cols % 8 == 0 and 16-byte
+ * aligned rows. Slots past the row hold -inf (0xff80): the max ignores it
+ * and exp2 makes it 0. */
+namespace cg = cooperative_groups;
+enum { PACK_TPR = 512, PACK_CH = 4, PACK_BLOCKS = 3 };
+static const uint32_t NEG_INF2 = 0xff80ff80u; /* two bf16 -inf */
+
+template <int CL>
+static __global__ void __launch_bounds__(PACK_TPR, PACK_BLOCKS) softmax_packed(const kp_bf16 *__restrict__ x,
+                                                                               kp_bf16 *__restrict__ y, int64_t cols) {
+    __shared__ float sh_max[32];
+    __shared__ float sh_sum[32];
+    __shared__ float part[2]; /* this block's max and sum, read by the cluster's other block */
+    const int t = (int)threadIdx.x;
+    const int64_t row = (int64_t)blockIdx.x / CL;
+    const int rank = CL == 1 ? 0 : (int)(blockIdx.x % CL);
+    const uint4 *xr = reinterpret_cast<const uint4 *>(x + row * cols);
+    uint4 *yr = reinterpret_cast<uint4 *>(y + row * cols);
+    const int n = (int)(cols / 8), base = rank * PACK_TPR * PACK_CH;
+
+    uint4 raw[PACK_CH];
+#pragma unroll
+    for (int k = 0; k < PACK_CH; k++) {
+        int i = base + k * PACK_TPR + t;
+        raw[k] = i < n ? xr[i] : make_uint4(NEG_INF2, NEG_INF2, NEG_INF2, NEG_INF2);
+    }
+
+    float m = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < PACK_CH; k++) {
+        float u[8];
+        vec<8>::unpack(raw[k], u);
+#pragma unroll
+        for (int j = 0; j < 8; j++) m = fmaxf(m, u[j]);
+    }
+    m = row_max<PACK_TPR>(m, sh_max);
+    if (CL > 1) {
+        cg::cluster_group cluster = cg::this_cluster();
+        if (t == 0) part[0] = m;
+        cluster.sync();
+        for (int r = 0; r < CL; r++) m = fmaxf(m, *cluster.map_shared_rank(&part[0], r));
+    }
+    const float ml = m * LOG2E; /* its rounding is one factor in every term */
+
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int k = 0; k < PACK_CH; k++) {
+        float u[8];
+        vec<8>::unpack(raw[k], u);
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[j % 4] += exp2f(fmaf(u[j], LOG2E, -ml));
+    }
+    float s = row_sum<PACK_TPR>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_sum);
+    if (CL > 1) {
+        cg::cluster_group cluster = cg::this_cluster();
+        if (t == 0) part[1] = s;
+        cluster.sync();
+        s = 0.0f;
+        for (int r = 0; r < CL; r++) s += *cluster.map_shared_rank(&part[1], r); /* same order in every block */
+        cluster.sync(); /* no block leaves while another may still read its part */
+    }
+    const float inv = 1.0f / s;
+
+#pragma unroll
+    for (int k = 0; k < PACK_CH; k++) {
+        int i = base + k * PACK_TPR + t;
+        if (i < n) {
+            float u[8];
+            vec<8>::unpack(raw[k], u);
+#pragma unroll
+            for (int j = 0; j < 8; j++) u[j] = exp2f(fmaf(u[j], LOG2E, -ml)) * inv;
+            yr[i] = make_uint4(pack2(u), pack2(u + 2), pack2(u + 4), pack2(u + 6));
+        }
+    }
+}
+
+/* ---- rows over 32768 elements: online max and sum, then the output pass ---- */
+template <int VEC>
+static __global__ __launch_bounds__(ONLINE_THREADS) void softmax_online(const kp_bf16 *__restrict__ x,
+                                                                        kp_bf16 *__restrict__ y, int64_t cols) {
+    __shared__ float sh_max[32];
+    __shared__ double sh_sum[32];
+    const kp_bf16 *xr = x + (int64_t)blockIdx.x * cols;
+    kp_bf16 *yr = y + (int64_t)blockIdx.x * cols;
+    const int64_t n = cols / VEC;
+    const int64_t step = (int64_t)ONLINE_THREADS * ONLINE_UNROLL;
+    float v[ONLINE_UNROLL * VEC];
+
+    /* Running ml = max*log2e (rounded) and s = sum of exp2(x*log2e - ml).
+     * A new max rescales s by exp2(ml_old - ml_new), a difference of the
+     * same rounded values the terms used (exact when they are close), so
+     * each thread's rounding of ml cancels as it does on the one-read path.
+     * s in double because a thread's chain of chunks grows with the row. */
+    float ml = -INFINITY;
+    double s = 0.0;
+    for (int64_t base = threadIdx.x; base < n; base += step) {
+#pragma unroll
+        for (int u = 0; u < ONLINE_UNROLL; u++) {
+            int64_t i = base + (int64_t)u * ONLINE_THREADS;
+            if (i < n) {
+                vec<VEC>::load(xr, i, &v[u * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = -INFINITY;
+            }
+        }
+        float cm = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < ONLINE_UNROLL * VEC; j++) cm = fmaxf(cm, v[j]);
+        const float nml = fmaxf(ml, cm * LOG2E);
+        s *= (double)exp2f(ml - nml); /* ml = -inf: factor 0, s was 0 */
+        ml = nml;
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int j = 0; j < ONLINE_UNROLL * VEC; j++) acc[j % 4] += exp2f(fmaf(v[j], LOG2E, -ml));
+        s += (double)((acc[0] + acc[1]) + (acc[2] + acc[3]));
+    }
+    const float rml = row_max<ONLINE_THREADS>(ml, sh_max);
+    s *= (double)exp2f(ml - rml); /* to the row's max; 0 for idle threads */
+    const float inv = (float)(1.0 / row_sum<ONLINE_THREADS>(s, sh_sum));
+
+    for (int64_t base = threadIdx.x; base < n; base += step) {
+#pragma unroll
+        for (int u = 0; u < ONLINE_UNROLL; u++) {
+            int64_t i = base + (int64_t)u * ONLINE_THREADS;
+            if (i < n) vec<VEC>::load(xr, i, &v[u * VEC]);
+        }
+#pragma unroll
+        for (int u = 0; u < ONLINE_UNROLL; u++) {
+            int64_t i = base + (int64_t)u * ONLINE_THREADS;
+            if (i < n) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = exp2f(fmaf(v[u * VEC + j], LOG2E, -rml)) * inv;
+                vec<VEC>::store(yr, i, &v[u * VEC]);
+            }
+        }
+    }
+}
+
+/* ---- launchers ------------------------------------------------------------ */
+static const int64_t MAX_GRID = 0x7fffffff;
+
+template <int VEC, int PER, int TPR, int BLOCK>
+static int launch_regs(const kp_bf16 *x, kp_bf16 *y, int64_t rows, int64_t cols, cudaStream_t stream) {
+    const int64_t rpb = BLOCK / TPR;
+    for (int64_t r0 = 0; r0 < rows; r0 += MAX_GRID * rpb) { /* one pass in practice */
+        int64_t n = rows - r0 < MAX_GRID * rpb ? rows - r0 : MAX_GRID * rpb;
+        softmax_regs<VEC, PER, TPR, BLOCK>
+            <<<(unsigned)((n + rpb - 1) / rpb), BLOCK, 0, stream>>>(x + r0 * cols, y + r0 * cols, n, cols);
+        KP_TRY(cudaGetLastError());
+    }
+    return 0;
+}
+
+template <int CL>
+static int launch_packed(const kp_bf16 *x, kp_bf16 *y, int64_t rows, int64_t cols, cudaStream_t stream) {
+    const int64_t max_rows = MAX_GRID / CL;
+    for (int64_t r0 = 0; r0 < rows; r0 += max_rows) { /* one pass unless rows > 2^30 */
+        int64_t n = rows - r0 < max_rows ? rows - r0 : max_rows;
+        if (CL == 1) {
+            softmax_packed<1><<<(unsigned)n, PACK_TPR, 0, stream>>>(x + r0 * cols, y + r0 * cols, cols);
+        } else {
+            cudaLaunchConfig_t cfg = {};
+            cudaLaunchAttribute attr[1];
+            attr[0].id = cudaLaunchAttributeClusterDimension;
+            attr[0].val.clusterDim.x = CL;
+            attr[0].val.clusterDim.y = 1;
+            attr[0].val.clusterDim.z = 1;
+            cfg.gridDim = dim3((unsigned)(n * CL));
+            cfg.blockDim = dim3(PACK_TPR);
+            cfg.stream = stream;
+            cfg.attrs = attr;
+            cfg.numAttrs = 1;
+            KP_TRY(cudaLaunchKernelEx(&cfg, softmax_packed<CL>, x + r0 * cols, y + r0 * cols, cols));
+        }
+        KP_TRY(cudaGetLastError());
+    }
+    return 0;
+}
+
+template <int VEC>
+static int launch(const kp_bf16 *x, kp_bf16 *y, int64_t rows, int64_t cols, cudaStream_t stream) {
+    if (cols <= 256) return launch_regs<VEC, 8, 32, 256>(x, y, rows, cols, stream);
+    if (cols <= 512) return launch_regs<VEC, 16, 32, 256>(x, y, rows, cols, stream);
+    if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, y, rows, cols, stream);
+    if (cols <= 2048) return launch_regs<VEC, 16, 128, 128>(x, y, rows, cols, stream);
+    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, y, rows, cols, stream);
+    if (cols <= 8192) return launch_regs<VEC, 32, 256, 256>(x, y, rows, cols, stream);
+    if (VEC == 8 && cols <= 16384) return launch_packed<1>(x, y, rows, cols, stream);
+    if (VEC == 8 && cols <= 32768) return launch_packed<2>(x, y, rows, cols, stream);
+    if (cols <= 16384) return launch_regs<VEC, 32, 512, 512>(x, y, rows, cols, stream);
+    if (cols <= 32768) return launch_regs<VEC, 32, 1024, 1024>(x, y, rows, cols, stream);
+    for (int64_t r0 = 0; r0 < rows; r0 += MAX_GRID) {
+        int64_t n = rows - r0 < MAX_GRID ? rows - r0 : MAX_GRID;
+        softmax_online<VEC><<<(unsigned)n, ONLINE_THREADS, 0, stream>>>(x + r0 * cols, y + r0 * cols, cols);
+        KP_TRY(cudaGetLastError());
+    }
+    return 0;
+}
+
+/* ---- entry point ------------------------------------------------------------ */
+KP_ENTRY int kp_softmax_bf16(const kp_bf16 *x, kp_bf16 *y, int64_t rows, int64_t cols, kp_stream stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    if (cols % 8 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0) return launch<8>(x, y, rows, cols, stream);
+    return launch<1>(x, y, rows, cols, stream);
+}
