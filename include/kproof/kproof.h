@@ -175,6 +175,8 @@ int kp_check_output(const kp_op *op, const kp_shape *s, const void *const *in, c
 void kp_check_begin(kp_check *c, double rms_limit);
 void kp_check_add(kp_check *c, int64_t i, double got, double want, double tol, int poisoned);
 void kp_check_finish(kp_check *c, const kp_op *op, const kp_shape *s);
+/* The naive loose-tol flaw's tolerance (kp_ref.loose): loose + loose |want|. */
+double kp_loose_tol(double loose, double want);
 
 /* Floating-point unit roundoff of fp32 (2^-24) and bf16 (2^-8). */
 #define KP_U32 5.9604644775390625e-08

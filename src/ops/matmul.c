@@ -251,7 +251,7 @@ static int mm_check(const kp_op *op, const kp_shape *s, const void *const *in, c
         for (int64_t j = 0; j < N; j++) {
             int64_t idx = i * N + j;
             double g = kp_ld(out, tc, idx);
-            if (!kp_check_scan(c, idx, g, kp_poison_at(out, tc, idx))) continue;
+            if (!kp_check_scan(c, idx, g, !loose && kp_poison_at(out, tc, idx))) continue; /* loose: NaN, not poison */
             g2 += g * g;
             p1 += g * sg[j];
             p2 += g * sg[N + j];
@@ -296,7 +296,7 @@ static int mm_check(const kp_op *op, const kp_shape *s, const void *const *in, c
         int64_t idx = i * N + j;
         double g = kp_ld(out, tc, idx);
         if (kp_poison_at(out, tc, idx) || !isfinite(g)) continue; /* counted by the scan */
-        kp_check_add(c, idx, g, w, loose ? ref->loose * (1 + fabs(w)) : mm_tol(op, S, w, sqrtK), 0);
+        kp_check_add(c, idx, g, w, loose ? kp_loose_tol(ref->loose, w) : mm_tol(op, S, w, sqrtK), 0);
     }
     kp_check_finish(c, op, s);
     rc = 0;
