@@ -261,6 +261,17 @@ static int do_stale(const char *payload, uint32_t len) {
 
 static int g_block_ok = 1; /* the stream blocker may be used */
 
+/* Waits up to max_ms for the thread count to fall to `target`; returns the
+ * count it last saw. */
+static int threads_down_to(int target, int max_ms) {
+    int n = count_threads();
+    for (int i = 0; i < max_ms && n > target; i++) {
+        usleep(1000);
+        n = count_threads();
+    }
+    return n;
+}
+
 static int call_candidate(int s) {
     void *bufs[KP_MAX_BUFS];
     for (int b = 0; b < g_op->nbufs; b++) bufs[b] = g_sets[s].data[b];
@@ -314,16 +325,13 @@ static int do_run(const kp_run_req *q) {
     if (q->flags & KP_RUN_SETTLE) {
         /* A thread the call started and that is still running: a library's
          * pool stays, work deferred past the return ends soon. */
-        r.threads_settled = r.threads_after;
-        for (int i = 0; i < 200 && r.threads_settled > r.threads_before; i++) {
-            usleep(1000);
-            r.threads_settled = count_threads();
-        }
+        r.threads_settled =
+            r.threads_after > r.threads_before ? threads_down_to(r.threads_before, 200) : r.threads_after;
     }
     if (!(q->flags & KP_RUN_SNAPSHOT)) {
         /* No end-of-window copy (the naive launch flaw): like harnesses that
          * check the output "later", let deferred host work finish first. */
-        for (int i = 0; i < 1000 && count_threads() > threads0; i++) usleep(1000);
+        threads_down_to(threads0, 1000);
     }
     if (!(q->flags & KP_RUN_SYNC)) r.dev_error = kp_dev_sync();
     if (!r.dev_error) r.dev_error = kp_dev_check_error(r.dev_error_text, sizeof r.dev_error_text);
