@@ -18,13 +18,13 @@
 # KP_CORRECT_KERNELS (default KP_KERNELS) narrows the correct stage;
 # KP_DEMO_ARGS, KP_DEMO_TIMEOUT, KP_TORCH_OPS, KP_TORCH_BUDGET (seconds per
 # mode and shape), KP_TORCH_TIMEOUT, KP_INIT_BUDGET,
-# KP_REPRO_FILE/SHAPE/BUDGET/TARGET the others. Measured on the H200:
-# build 18-22 s, device test 14 s, calibrate 3 s; correctness of one kernel
-# on every shape 60-190 s (6 at a time on a shared 32-core host); one
-# softmax/layernorm kernel timed at its three canonical shapes, 1 s each,
-# 40-73 s (before lazy timing sets); the demo ~2.6 s per evaluation with 4
-# rows in flight.
-#
+# KP_REPRO_FILE/SHAPE/BUDGET/TARGET the others. Measured on the H200
+# (results/2026-11-30-h200x2-session3): build ~20 s, device test ~17 s,
+# calibrate ~4 s; init of all 7 ops at 2 s a shape 400 s (naive matmul at
+# 8192^3 is most of it); one softmax/layernorm/sum
+# kernel at its canonical shapes, 1.5 s each, 18-60 s; torch for softmax,
+# layernorm and sum at 1 s per mode and shape 152 s; the demo 367 s with 4
+# rows in flight (the last three on 16 of the 32 cores).
 # Writes into $OUT (default ./gpu-out): log.txt, summary.md and results.tgz
 # holding every JSON/markdown result; scripts/collect-results.sh unpacks one
 # into a results folder for committing. Each stage has its own time
