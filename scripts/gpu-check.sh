@@ -13,7 +13,7 @@
 # One device call may run 10 minutes, and "all" takes longer: run it in
 # pieces (see results/2026-11-30-h200x2-session2/README.md for what fit).
 # KP_KERNELS (regex on the file path) and KP_BUDGET (seconds of timing per
-# shape, default 3) narrow the kernels stage, KP_EVAL_ARGS adds eval
+# shape, default 3; KP_BUDGET_<family> for one op) narrow the kernels stage, KP_EVAL_ARGS adds eval
 # arguments (commas for spaces: --shape-set,canonical,--dist,normal);
 # KP_CORRECT_KERNELS (default KP_KERNELS) narrows the correct stage;
 # KP_DEMO_ARGS, KP_DEMO_TIMEOUT, KP_TORCH_OPS, KP_TORCH_BUDGET (seconds per
@@ -167,10 +167,17 @@ stage_correct() {
 stage_kernels() {
   stamp "kernels"
   mkdir -p "$R/kernels"
+  local fam budget
   for f in $(kernel_files "$KP_KERNELS"); do
+    # KP_BUDGET_<family> (e.g. KP_BUDGET_sum=10) overrides KP_BUDGET for
+    # one op: a shape whose samples are a few microseconds needs more of
+    # them to settle than one of a hundred.
+    fam=$(basename "$(dirname "$(dirname "$f")")")
+    budget=KP_BUDGET_$fam
+    budget=${!budget:-${KP_BUDGET:-3}}
     # KP_EVAL_ARGS: extra eval arguments, commas for spaces
     # (e.g. --shape-set,canonical,--dist,normal).
-    eval_kernel "$f" "$R/kernels" --time-budget "${KP_BUDGET:-3}" ${KP_EVAL_ARGS//,/ }
+    eval_kernel "$f" "$R/kernels" --time-budget "$budget" ${KP_EVAL_ARGS//,/ }
     pack
   done
 }
