@@ -1,0 +1,274 @@
+/* layernorm bf16, variant 09: both statistics in one block reduction.
+ *
+ * Adds over 05 (08 and the split or streamed rows of 06 and 07 are side
+ * roads): the shifted sum and the shifted sum of squares of a row are
+ * reduced together (two shuffle chains side by side, one barrier), and the
+ * variance is E[d^2] - E[d]^2 of the pivot-shifted d = x - x0, which loses
+ * a few bits at most (d is O(std)); bf16 output rounds far coarser.
+ * 05 waited on two reductions, one after the other, between a row's loads
+ * and its stores; at 4096x16384 each SM holds only two 512-thread rows, so
+ * while one waits at a barrier half the SM's loads are idle.
+ * Output in fp32, rounded once to bf16.
+ * Napkin math: 4 bytes per element moved (x read once, y written once; w
+ * and b come from L2), about 7 FLOPs per element: bandwidth-bound.
+ * Prediction: 4096x16384 from 70.9 us (05, one-GPU run
+ * results/2026-11-30-h200-session4/call2-5a6a419) to under 69.5 us (90% of copy).
+ * kproof-best: no
+ */
+#include <kproof/kernel.h>
+
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdint.h>
+
+#define KP_TRY(call) do { if ((call) != cudaSuccess) return 1; } while (0)
+
+enum { LONG_THREADS = 1024, LONG_UNROLL = 4 };
+
+template <typename T> static __device__ __forceinline__ T warp_sum(T v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+/* A group of TPR threads reduces one row: a warp needs only shuffles; a
+ * whole block (TPR > 32) goes through shared memory once. Every warp
+ * reduces the per-warp partials itself, so the result reaches all threads
+ * without a second barrier; each reduction owns its buffer. */
+template <int TPR, typename T> static __device__ __forceinline__ T row_sum(T v, T *sh) {
+    v = warp_sum(v);
+    if (TPR == 32) return v;
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = (threadIdx.x & 31) < TPR / 32 ? sh[threadIdx.x & 31] : (T)0;
+    return warp_sum(v);
+}
+
+/* Two sums reduced together: both shuffle chains run side by side and
+ * share one barrier. */
+static __device__ __forceinline__ float2 warp_sum2(float2 v) {
+    for (int o = 16; o > 0; o >>= 1) {
+        v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
+        v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
+    }
+    return v;
+}
+template <int TPR> static __device__ __forceinline__ float2 row_sum2(float2 v, float2 *sh) {
+    v = warp_sum2(v);
+    if (TPR == 32) return v;
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = (threadIdx.x & 31) < TPR / 32 ? sh[threadIdx.x & 31] : make_float2(0.0f, 0.0f);
+    return warp_sum2(v);
+}
+
+/* VEC consecutive bf16 starting at element i*VEC of a row, as floats. */
+static __device__ __forceinline__ float bf16_to_f32(kp_bf16 h) { return __uint_as_float((uint32_t)h << 16); }
+static __device__ __forceinline__ kp_bf16 f32_to_bf16(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
+static __device__ __forceinline__ void unpack2(uint32_t w, float *v) {
+    v[0] = __uint_as_float(w << 16);
+    v[1] = __uint_as_float(w & 0xffff0000u);
+}
+static __device__ __forceinline__ uint32_t pack2(const float *v) { /* one cvt.rn.bf16x2 */
+    __nv_bfloat162 h = __floats2bfloat162_rn(v[0], v[1]);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
+template <int VEC> struct vec;
+template <> struct vec<1> {
+    static __device__ __forceinline__ void load(const kp_bf16 *p, int64_t i, float *v) { v[0] = bf16_to_f32(p[i]); }
+    static __device__ __forceinline__ void store(kp_bf16 *p, int64_t i, const float *v) { p[i] = f32_to_bf16(v[0]); }
+};
+template <> struct vec<8> {
+    static __device__ __forceinline__ void load(const kp_bf16 *p, int64_t i, float *v) {
+        uint4 t = reinterpret_cast<const uint4 *>(p)[i];
+        unpack2(t.x, v); unpack2(t.y, v + 2); unpack2(t.z, v + 4); unpack2(t.w, v + 6);
+    }
+    static __device__ __forceinline__ void store(kp_bf16 *p, int64_t i, const float *v) {
+        reinterpret_cast<uint4 *>(p)[i] = make_uint4(pack2(v), pack2(v + 2), pack2(v + 4), pack2(v + 6));
+    }
+};
+static __device__ __forceinline__ float first(const kp_bf16 *p) { return bf16_to_f32(p[0]); }
+
+/* ---- rows that fit: one read, registers only ----------------------------
+ * TPR threads per row, each keeping PER floats; BLOCK / TPR rows per block.
+ * 64 registers a thread at PER = 32 (1024 threads per SM), fewer below. */
+template <int VEC, int PER, int TPR, int BLOCK>
+static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 : 1024) / BLOCK) void layernorm_regs(
+    const kp_bf16 *__restrict__ x, const kp_bf16 *__restrict__ w, const kp_bf16 *__restrict__ b,
+    kp_bf16 *__restrict__ y, int64_t rows, int64_t cols) {
+    constexpr int CHUNKS = PER / VEC;
+    __shared__ float2 sh_sums[32];
+    const int64_t row = (int64_t)blockIdx.x * (BLOCK / TPR) + threadIdx.x / TPR;
+    if (TPR == 32 && row >= rows) return; /* whole warps; a block row always exists */
+    const int t = (int)(threadIdx.x % TPR);
+    const kp_bf16 *xr = x + row * cols;
+    kp_bf16 *yr = y + row * cols;
+    const int n = (int)(cols / VEC);
+    const float pivot = first(xr);
+    float v[PER];
+
+    /* All loads first, so they are in flight together; slots past the row
+     * hold the pivot, which adds 0 to the shifted sum. */
+#pragma unroll
+    for (int k = 0; k < CHUNKS; k++) {
+        int i = k * TPR + t;
+        if (i < n) {
+            vec<VEC>::load(xr, i, &v[k * VEC]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[k * VEC + j] = pivot;
+        }
+    }
+
+    /* One reduction for both statistics: the shifted sum and the shifted
+     * sum of squares travel together, so a row waits on one barrier and
+     * one chain of shuffles instead of two. */
+    float s[4] = {0.0f, 0.0f, 0.0f, 0.0f}, q[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* short chains, then a tree */
+#pragma unroll
+    for (int j = 0; j < PER; j++) {
+        v[j] -= pivot;
+        s[j % 4] += v[j];
+        q[j % 4] = fmaf(v[j], v[j], q[j % 4]);
+    }
+    const float2 tot = row_sum2<TPR>(make_float2((s[0] + s[1]) + (s[2] + s[3]), (q[0] + q[1]) + (q[2] + q[3])), sh_sums);
+    const float delta = tot.x / (float)cols; /* mean - pivot */
+    const float var = fmaxf(tot.y / (float)cols - delta * delta, 0.0f);
+    const float rstd = 1.0f / sqrtf(var + (float)KP_LAYERNORM_EPS);
+
+#pragma unroll
+    for (int k = 0; k < CHUNKS; k++) {
+        int i = k * TPR + t;
+        if (i < n) {
+            float wv[VEC], bv[VEC];
+            vec<VEC>::load(w, i, wv);
+            vec<VEC>::load(b, i, bv);
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[k * VEC + j] = fmaf((v[k * VEC + j] - delta) * rstd, wv[j], bv[j]);
+            vec<VEC>::store(yr, i, &v[k * VEC]);
+        }
+    }
+}
+
+/* ---- rows over 32768 elements: shifted mean, variance, output (three reads).
+ * Chunks are summed in fp32, the chunk sums in double, since a thread's
+ * chain of chunks grows with the row. */
+template <int VEC>
+static __global__ __launch_bounds__(LONG_THREADS) void layernorm_long(const kp_bf16 *__restrict__ x,
+                                                                      const kp_bf16 *__restrict__ w,
+                                                                      const kp_bf16 *__restrict__ b,
+                                                                      kp_bf16 *__restrict__ y, int64_t cols) {
+    __shared__ double sh_mean[32];
+    __shared__ double sh_var[32];
+    const kp_bf16 *xr = x + (int64_t)blockIdx.x * cols;
+    kp_bf16 *yr = y + (int64_t)blockIdx.x * cols;
+    const int64_t n = cols / VEC;
+    const int64_t step = (int64_t)LONG_THREADS * LONG_UNROLL;
+    const float pivot = first(xr);
+    float v[LONG_UNROLL * VEC];
+
+    double s = 0.0;
+    for (int64_t base = threadIdx.x; base < n; base += step) {
+#pragma unroll
+        for (int u = 0; u < LONG_UNROLL; u++) {
+            int64_t i = base + (int64_t)u * LONG_THREADS;
+            if (i < n) {
+                vec<VEC>::load(xr, i, &v[u * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = pivot;
+            }
+        }
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int j = 0; j < LONG_UNROLL * VEC; j++) acc[j % 4] += v[j] - pivot;
+        s += (double)((acc[0] + acc[1]) + (acc[2] + acc[3]));
+    }
+    const float delta = (float)(row_sum<LONG_THREADS>(s, sh_mean) / (double)cols);
+
+    double q = 0.0;
+    for (int64_t base = threadIdx.x; base < n; base += step) {
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int u = 0; u < LONG_UNROLL; u++) {
+            int64_t i = base + (int64_t)u * LONG_THREADS;
+            if (i < n) vec<VEC>::load(xr, i, &v[u * VEC]);
+        }
+#pragma unroll
+        for (int u = 0; u < LONG_UNROLL; u++) {
+            if (base + (int64_t)u * LONG_THREADS < n) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) {
+                    float d = (v[u * VEC + j] - pivot) - delta;
+                    acc[j % 4] = fmaf(d, d, acc[j % 4]);
+                }
+            }
+        }
+        q += (double)((acc[0] + acc[1]) + (acc[2] + acc[3]));
+    }
+    const double var = row_sum<LONG_THREADS>(q, sh_var) / (double)cols;
+    const float rstd = (float)(1.0 / sqrt(var + KP_LAYERNORM_EPS));
+
+    for (int64_t base = threadIdx.x; base < n; base += step) {
+#pragma unroll
+        for (int u = 0; u < LONG_UNROLL; u++) {
+            int64_t i = base + (int64_t)u * LONG_THREADS;
+            if (i < n) vec<VEC>::load(xr, i, &v[u * VEC]);
+        }
+#pragma unroll
+        for (int u = 0; u < LONG_UNROLL; u++) {
+            int64_t i = base + (int64_t)u * LONG_THREADS;
+            if (i < n) {
+                float wv[VEC], bv[VEC];
+                vec<VEC>::load(w, i, wv);
+                vec<VEC>::load(b, i, bv);
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    v[u * VEC + j] = fmaf(((v[u * VEC + j] - pivot) - delta) * rstd, wv[j], bv[j]);
+                vec<VEC>::store(yr, i, &v[u * VEC]);
+            }
+        }
+    }
+}
+
+/* ---- launchers ------------------------------------------------------------ */
+static const int64_t MAX_GRID = 0x7fffffff;
+
+template <int VEC, int PER, int TPR, int BLOCK>
+static int launch_regs(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 *y, int64_t rows, int64_t cols,
+                       cudaStream_t stream) {
+    const int64_t rpb = BLOCK / TPR;
+    for (int64_t r0 = 0; r0 < rows; r0 += MAX_GRID * rpb) { /* one pass in practice */
+        int64_t n = rows - r0 < MAX_GRID * rpb ? rows - r0 : MAX_GRID * rpb;
+        layernorm_regs<VEC, PER, TPR, BLOCK>
+            <<<(unsigned)((n + rpb - 1) / rpb), BLOCK, 0, stream>>>(x + r0 * cols, w, b, y + r0 * cols, n, cols);
+        KP_TRY(cudaGetLastError());
+    }
+    return 0;
+}
+
+template <int VEC>
+static int launch(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 *y, int64_t rows, int64_t cols,
+                  cudaStream_t stream) {
+    if (cols <= 256) return launch_regs<VEC, 8, 32, 256>(x, w, b, y, rows, cols, stream);
+    if (cols <= 512) return launch_regs<VEC, 16, 32, 256>(x, w, b, y, rows, cols, stream);
+    if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, w, b, y, rows, cols, stream);
+    if (cols <= 2048) return launch_regs<VEC, 16, 128, 128>(x, w, b, y, rows, cols, stream);
+    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, b, y, rows, cols, stream);
+    if (cols <= 8192) return launch_regs<VEC, 32, 256, 256>(x, w, b, y, rows, cols, stream);
+    if (cols <= 16384) return launch_regs<VEC, 32, 512, 512>(x, w, b, y, rows, cols, stream);
+    if (cols <= 32768) return launch_regs<VEC, 32, 1024, 1024>(x, w, b, y, rows, cols, stream);
+    for (int64_t r0 = 0; r0 < rows; r0 += MAX_GRID) {
+        int64_t n = rows - r0 < MAX_GRID ? rows - r0 : MAX_GRID;
+        layernorm_long<VEC><<<(unsigned)n, LONG_THREADS, 0, stream>>>(x + r0 * cols, w, b, y + r0 * cols, cols);
+        KP_TRY(cudaGetLastError());
+    }
+    return 0;
+}
+
+/* ---- entry point ------------------------------------------------------------ */
+KP_ENTRY int kp_layernorm_bf16(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 *y, int64_t rows,
+                               int64_t cols, kp_stream stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    if (cols % 8 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0 && (uintptr_t)b % 16 == 0 &&
+        (uintptr_t)y % 16 == 0)
+        return launch<8>(x, w, b, y, rows, cols, stream);
+    return launch<1>(x, w, b, y, rows, cols, stream);
+}
