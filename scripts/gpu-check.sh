@@ -41,6 +41,14 @@ OUT=${OUT:-$PWD/gpu-out}
 # at most 8 files, so $OUT holds only log.txt, summary.md and results.tgz.
 R=${KP_RUN_DIR:-$OUT.run}
 mkdir -p "$R" "$OUT"
+# It holds this run's results only. A warm device machine keeps the last
+# call's folder, and its files were once packed and summarized with the
+# new run's (results/2026-11-30-h200-session4/call4-61cbe17/README.md).
+case "$(cd "$R" && pwd -P)" in
+  / | "$(cd "${HOME:-/}" && pwd -P)" | "$(pwd -P)")
+    echo "gpu-check.sh: will not empty '$R' as a run folder; set KP_RUN_DIR to a folder of its own" >&2; exit 64 ;;
+esac
+rm -rf "$R" && mkdir -p "$R"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 TEE=$!
 B=${BUILD:-build-gpu}

@@ -22,6 +22,12 @@ OUT=$T/bb KP_RUN_DIR=$T/bbrun BUILD=/proc/kproof-no-such-dir KP_BACKEND=host bas
   >/dev/null 2>&1 && fail "a failed build should stop the run with a non-zero status"
 [ -e "$T/bbrun/calibrate.txt" ] && fail "calibrate ran after a failed build"
 
+# Whatever an earlier run left in the run folder is not this run's result.
+mkdir -p "$T/run/kernels" && echo '{"verdict": "PASS"}' >"$T/run/kernels/left-over.json"
+# A run folder that is the working tree itself is refused, not emptied.
+OUT=$T/here KP_RUN_DIR=. BUILD=$BUILD KP_BACKEND=host bash scripts/gpu-check.sh calibrate >/dev/null 2>&1
+[ $? -eq 64 ] || fail "a run folder that is the working tree should be refused with 64"
+[ -f README.md ] || fail "the working tree was emptied"
 OUT=$T/out KP_RUN_DIR=$T/run BUILD=$BUILD KP_BACKEND=host \
   KP_KERNELS='sum/host/f32-02' KP_CORRECT_KERNELS='sum/host' KP_JOBS=2 \
   KP_BUDGET=1 KP_DEMO_ARGS=--only,stale_output \
@@ -34,6 +40,7 @@ grep -qE 'unbound variable|command not found|syntax error' "$T/out/log.txt" && f
 n=$(find "$T/out" -type f | wc -l)
 [ "$n" -le 8 ] || fail "$n files in \$OUT (the device tool returns 8)"
 mkdir "$T/x" && tar xzf "$T/out/results.tgz" -C "$T/x" || fail "results.tgz unreadable"
+[ -e "$T/x/kernels/left-over.json" ] && fail "results.tgz holds a file an earlier run left in the run folder"
 for f in env.txt calibrate.txt init/sum-f32-01-naive.json init/softmax-bf16-01-naive.json correct/sum-f32-01-naive.json correct/sum-f32-02-tree.json \
   kernels/sum-f32-02-tree.json demo.json demo.md repro/summary.txt; do
   [ -s "$T/x/$f" ] || fail "results.tgz lacks $f ($(cd "$T/x" && find . -type f | tr '\n' ' '))"

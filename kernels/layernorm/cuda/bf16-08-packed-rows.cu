@@ -11,7 +11,11 @@
  * block streaming rows (07) was slower still (64.7%): independent rows in
  * flight are what an SM needs. Statistics exactly as in 05 (shifted by the
  * row's first element, two passes). Other rows run as in 05.
- * H200: not measured yet.
+ * H200 (results/2026-11-30-h200x2-session4/call1-2452726-gpu1, 1.2 s per shape): 66.19 / 66.64 / 81.04 us at
+ * 16384x4096 / 65536x1024 / 4096x16384; 05 in the same run 66.69 / 66.80 /
+ * 72.21. 12% slower than 05 at 4096x16384: three 512-thread blocks per SM
+ * are 11 waves of 4096 rows where 05's two are 15.5, and each row unpacks
+ * its registers three times.
  * kproof-best: no
  */
 #include <kproof/kernel.h>

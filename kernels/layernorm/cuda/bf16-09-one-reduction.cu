@@ -11,9 +11,13 @@
  * Output in fp32, rounded once to bf16.
  * Napkin math: 4 bytes per element moved (x read once, y written once; w
  * and b come from L2), about 7 FLOPs per element: bandwidth-bound.
- * Prediction: 4096x16384 from 70.9 us (05, one-GPU run
+ * Predicted: 4096x16384 from 70.9 us (05, one-GPU run
  * results/2026-11-30-h200-session4/call2-5a6a419) to under 69.5 us (90% of copy).
- * kproof-best: no
+ * H200 (results/2026-11-30-h200-session4/call3-61cbe17, 1.5 s per shape, copy 4286 GB/s): 64.77 / 64.86 / 68.45 us
+ * at 16384x4096 / 65536x1024 / 4096x16384 = 96.7 / 96.6 / 91.5% of copy;
+ * 05 in the same run 65.18 / 64.56 / 70.53: 2.9% faster at 4096x16384
+ * (intervals apart), the same elsewhere. Best torch there: 101.46 us
+ * (max-autotune-no-cudagraphs), 1.48x slower.
  */
 #include <kproof/kernel.h>
 

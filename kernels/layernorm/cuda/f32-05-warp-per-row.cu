@@ -19,6 +19,9 @@
  * clean flush (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1, 1.5 s per shape): 131.95 /
  * 131.87 / 133.47 us = 95.1 / 95.1 / 94.0% of copy; torch.compile's
  * default mode took 128.35 us at 16384x4096 (this kernel 0.97x of it)
+ * One H200 alone (results/2026-11-30-h200-session4/call3-61cbe17): 130.00 / 130.46 / 132.08 us = 96.4 / 96.0 /
+ * 94.9% of copy; the best torch 126.02 (max-autotune-no-cudagraphs) /
+ * 200.03 / 141.71 us: 3.2% behind at 16384x4096, ahead elsewhere.
  */
 #include <kproof/kernel.h>
 

@@ -10,8 +10,13 @@
  * Statistics in fp32; x - x0 is exact for the nearby values of a row.
  * Napkin math: 8 bytes per element moved (x read once, y written once; w
  * and b come from L2), about 7 FLOPs per element: bandwidth-bound.
- * Prediction: 1-2% past 05 at every canonical shape, most at 4096x16384
+ * Predicted: 1-2% past 05 at every canonical shape, most at 4096x16384
  * (512-thread blocks, 2 per SM, where a barrier stalls half the SM's rows).
+ * H200 (results/2026-11-30-h200-session4/call3-61cbe17, 1.5 s per shape): 130.43 / 131.73 / 135.10 us at
+ * 16384x4096 / 65536x1024 / 4096x16384; 05 in the same run 130.00 /
+ * 130.46 / 132.08: the same at 16384x4096, 2.3% slower at 4096x16384. The
+ * prediction failed for f32 (the same change won 2.9% on bf16, whose rows
+ * carry half the bytes per element): a dead end here.
  * kproof-best: no
  */
 #include <kproof/kernel.h>

@@ -19,6 +19,10 @@
  * long rows, its own case (intervals apart), the same elsewhere (the
  * other shapes run 06's code). Still under 90% there: next, rows split
  * over a cluster's blocks, so more independent rows are in flight.
+ * (08 tried that: 29% slower.) One H200, alone on its host (results/2026-11-30-h200-session4/call3-61cbe17,
+ * copy 4286 GB/s): 63.94 / 64.29 / 139.65 us = 98.0 / 97.4 / 89.7%; the
+ * best torch 140.48 / 87.84 / 242.43 us. Also tried and slower: streaming
+ * stores, a grid balanced to 32 rows a block (09), one reduction (10).
  */
 #include <kproof/kernel.h>
 

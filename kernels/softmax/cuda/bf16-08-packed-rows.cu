@@ -16,7 +16,11 @@
  * SM's share is 62 half-rows of 32 KiB read and 32 KiB written, ~2 us each
  * at its share of the bandwidth; exp2 runs twice per element, 2 x 16384
  * per half-row at 16 per SM clock: ~1 us, overlapped across three blocks.
- * H200: not measured yet.
+ * H200 (results/2026-11-30-h200x2-session4/call1-2452726-gpu1, 1.2 s per shape): 66.03 / 66.05 / 183.92 us at
+ * 8192x8192 / 65536x1024 / 4096x32768; 07 in the same run 65.54 / 65.94 /
+ * 142.19. The cluster path is 29% slower than 07's stream at 4096x32768:
+ * three passes over packed registers and a cluster barrier per statistic
+ * cost more than the extra rows in flight win.
  * kproof-best: no
  */
 #include <kproof/kernel.h>

@@ -7,8 +7,11 @@
  * rows at 4096 rows. 4 SMs idle, but the bandwidth is the device's, not
  * the SMs': 128 SMs can each pull more than their 1/132 share. Nothing else
  * changes; rows of at most 8192 elements run as in 06.
- * Prediction: 4096x32768 from 139.9 us (07, one-GPU run
+ * Predicted: 4096x32768 from 139.9 us (07, one-GPU run
  * results/2026-11-30-h200-session4/call2-5a6a419) to about 137-138 us.
+ * H200 (results/2026-11-30-h200-session4/call4-61cbe17, 2 s at 4096x32768 only): 141.87 us [141.25, 142.88]
+ * against 07's 140.85 [139.66, 141.54] in the same run: no gain. The 32nd
+ * row on 4 SMs was not what kept 07 under 90% of copy.
  * kproof-best: no
  */
 #include <kproof/kernel.h>

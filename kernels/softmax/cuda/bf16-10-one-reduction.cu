@@ -7,7 +7,12 @@
  * two, so a 1024-thread block spends less of each row not streaming. The
  * pair buffer alternates with the row's parity: the next row's writes
  * cannot meet this row's reads. Rows of at most 8192 elements run as in 06.
- * Prediction: a few tenths of a percent past 09 at 4096x32768.
+ * Predicted: a few tenths of a percent past 09 at 4096x32768.
+ * H200 (results/2026-11-30-h200-session4/call3-61cbe17, 1.5 s per shape): 64.37 / 64.08 / 147.46 us at
+ * 8192x8192 / 65536x1024 / 4096x32768 (07: 63.94 / 64.29 / 139.65); again
+ * 147.30 against 07's 140.85 and 09's 141.87 in results/2026-11-30-h200-session4/call4-61cbe17:
+ * 5% slower at the long rows, where this code runs. Not explained yet;
+ * the reduction is one barrier shorter but each merge step adds two exp2.
  * kproof-best: no
  */
 #include <kproof/kernel.h>
