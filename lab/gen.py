@@ -5,7 +5,16 @@ with clamped branch-free w/b loads in the output loop, and both; and
 softmax bf16 07 with streaming stores. Written into kernels/ as
 *-9N-lab-*.cu (marked kproof-best: no) so gpu-check.sh's kernels stage
 times them; delete them after the run. None became a project step: the
-numbers are in that results folder's README."""
+numbers are in that results folder's README.
+
+Also written, not yet run (the device time ran out): launch-shape sweeps
+for softmax f32 at 1024 columns and layernorm f32 at 4096 columns
+(f32-94..96-lab-*), and softmax bf16 rows of 16K-32K on the two-pass
+online kernel (bf16-97/98-lab-*). The call that times them at the shapes
+where issue 5 is short, next to the kernels they vary:
+  KP_BUDGET=1.5 KP_KERNELS='softmax/cuda/(f32-(06|9[4-6])|bf16-(07|9[78]))|layernorm/cuda/f32-(05|9[4-6])'
+  KP_EVAL_ARGS=--shape-set,canonical,--no-baseline scripts/gpu-check.sh build,calibrate,kernels
+Every file this script writes is an experiment: delete them after the run."""
 import re, sys, os
 root = os.path.dirname(os.path.abspath(__file__)) + "/.."
 def patch(src, dtype, hints, clamp):
@@ -63,3 +72,38 @@ s = s.replace(old, "                __stcs(reinterpret_cast<uint4 *>(yr) + i, ma
 s = s.replace(" */\n", " * LAB stcs: 07 with streaming stores in the stream kernel.\n * kproof-best: no\n */\n", 1)
 open(f"{root}/kernels/softmax/cuda/bf16-91-lab-stcs.cu", "w").write(s)
 print("kernels/softmax/cuda/bf16-91-lab-stcs.cu")
+
+# Launch-shape sweeps for the two f32 shapes where torch's
+# max-autotune-no-cudagraphs led in results/2026-11-30-h200-session4/call3-61cbe17:
+# fewer values per thread, more threads per row, more rows in flight or
+# fewer; BLOCK == TPR whenever a row spans warps (row_sum's layout).
+SWEEPS = (
+    ("softmax", "f32-06-split-row.cu", "    if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, y, rows, cols, stream);",
+     (("94-lab-tpr128", "<VEC, 8, 128, 128>"), ("95-lab-tpr64", "<VEC, 16, 64, 64>"), ("96-lab-tpr256", "<VEC, 4, 256, 256>"))),
+    ("layernorm", "f32-05-warp-per-row.cu", "    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, b, y, rows, cols, stream);",
+     (("94-lab-tpr256", "<VEC, 16, 256, 256>"), ("95-lab-tpr512", "<VEC, 8, 512, 512>"), ("96-lab-tpr1024", "<VEC, 4, 1024, 1024>"))),
+)
+for op, name, line, variants in SWEEPS:
+    s = open(f"{root}/kernels/{op}/cuda/{name}").read()
+    assert s.count(line) == 1, (name, line)
+    for tag, cfg in variants:
+        t = s.replace(line, re.sub(r"<VEC, \d+, \d+, \d+>", cfg, line))
+        t = t.replace(" */\n", f" * LAB {tag}: {name[:6]} with {cfg} at its row length; an experiment.\n * kproof-best: no\n */\n", 1)
+        out = f"kernels/{op}/cuda/f32-{tag}.cu"
+        open(f"{root}/{out}", "w").write(t)
+        print(out)
+
+# softmax bf16 at 4096x32768 (07: 89.7% of copy): the two-pass online
+# kernel instead of the persistent stream, its second read meant to hit L2
+# (two rows a SM are 16 MiB of a 50 MiB L2), with 1024 and 512 threads a row.
+s = open(f"{root}/kernels/softmax/cuda/bf16-07-stream-rows.cu").read()
+for line in ("    if (VEC == 8 && cols <= 32768) return launch_stream<4>(x, y, rows, cols, stream);\n",
+             "    if (cols <= 32768) return launch_regs<VEC, 32, 1024, 1024>(x, y, rows, cols, stream);\n"):
+    assert s.count(line) == 1, line
+    s = s.replace(line, "")
+for tag, threads in (("97-lab-online1024", 1024), ("98-lab-online512", 512)):
+    t = s.replace("enum { ONLINE_THREADS = 1024, ONLINE_UNROLL = 4 };", f"enum {{ ONLINE_THREADS = {threads}, ONLINE_UNROLL = 4 }};")
+    assert f"ONLINE_THREADS = {threads}," in t
+    t = t.replace(" */\n", f" * LAB {tag}: 07 with rows of 16K-32K on the two-pass online kernel, {threads} threads a row.\n * kproof-best: no\n */\n", 1)
+    open(f"{root}/kernels/softmax/cuda/bf16-{tag}.cu", "w").write(t)
+    print(f"kernels/softmax/cuda/bf16-{tag}.cu")
