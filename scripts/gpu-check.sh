@@ -40,19 +40,27 @@ OUT=${OUT:-$PWD/gpu-out}
 # The run folder lives beside $OUT, not in it: the device tool brings back
 # at most 8 files, so $OUT holds only log.txt, summary.md and results.tgz.
 R=${KP_RUN_DIR:-$OUT.run}
-mkdir -p "$R" "$OUT"
-# It holds this run's results only. A warm device machine keeps the last
-# call's folder, and its files were once packed and summarized with the
-# new run's (results/2026-11-30-h200-session4/call4-61cbe17/README.md).
-case "$(cd "$R" && pwd -P)" in
-  / | "$(cd "${HOME:-/}" && pwd -P)" | "$(pwd -P)")
-    echo "gpu-check.sh: will not empty '$R' as a run folder; set KP_RUN_DIR to a folder of its own" >&2; exit 64 ;;
-esac
-rm -rf "$R" && mkdir -p "$R"
-exec > >(tee -a "$OUT/log.txt") 2>&1
-TEE=$!
 B=${BUILD:-build-gpu}
 case "$B" in /*) ;; *) B=$PWD/$B ;; esac
+# The run folder holds this run's results only: a warm device machine keeps
+# the last call's folder, and its files were once packed and summarized
+# with the new run's (results/2026-11-30-h200-session4/call4-61cbe17/README.md).
+# So it is emptied first, but only a folder that is new, empty, or marked
+# as one of this script's run folders, and never one that holds the
+# working tree, $OUT or the build: anything else is refused untouched.
+MARK=.gpu-check-run
+refuse() { echo "gpu-check.sh: will not use '$R' as the run folder: $*; set KP_RUN_DIR to a folder of its own" >&2; exit 64; }
+inside() { case "$1/" in "$2"/*) return 0 ;; esac; return 1; } # physical path $1 is $2 or below it
+[ ! -e "$R" ] || [ -d "$R" ] || refuse "it is not a folder"
+mkdir -p "$R" "$OUT" || exit 1
+RP=$(cd "$R" && pwd -P) || exit 1
+inside "$(pwd -P)" "$RP" && refuse "it holds the working tree"
+inside "$(cd "$OUT" && pwd -P)" "$RP" && refuse "it holds \$OUT ($OUT)"
+[ -d "$B" ] && inside "$(cd "$B" && pwd -P)" "$RP" && refuse "it holds the build ($B)"
+[ -z "$(ls -A "$R")" ] || [ -e "$R/$MARK" ] || refuse "it has files and no $MARK mark of an earlier run"
+rm -rf "$R" && mkdir -p "$R" && : >"$R/$MARK" || { echo "gpu-check.sh: could not empty the run folder '$R'" >&2; exit 1; }
+exec > >(tee -a "$OUT/log.txt") 2>&1
+TEE=$!
 K=$B/kproof
 export KPROOF_CACHE=$B/kproof-cache
 export KPROOF_ROOT=$PWD
@@ -74,7 +82,7 @@ has() { case ",$STAGES," in *",$1,"*) return 0 ;; esac; return 1; }
 # most 8 files).
 pack() { # each packer its own temp file; the rename is atomic
   local tmp="$OUT/.results.$BASHPID.tgz"
-  tar czf "$tmp" -C "$R" . 2>/dev/null && mv -f "$tmp" "$OUT/results.tgz" || rm -f "$tmp"
+  tar czf "$tmp" --exclude "./$MARK" -C "$R" . 2>/dev/null && mv -f "$tmp" "$OUT/results.tgz" || rm -f "$tmp"
 }
 stamp() { pack; echo "== $(date -u +%H:%M:%S) $*"; }
 # And every 20 s in the background: a run killed at the device's time limit
@@ -183,6 +191,7 @@ stage_kernels() {
     fam=$(basename "$(dirname "$(dirname "$f")")")
     budget=KP_BUDGET_$fam
     budget=${!budget:-${KP_BUDGET:-3}}
+    echo "$fam/$(basename "${f%.*}"): timing budget $budget s a shape"
     # KP_EVAL_ARGS: extra eval arguments, commas for spaces
     # (e.g. --shape-set,canonical,--dist,normal).
     eval_kernel "$f" "$R/kernels" --time-budget "$budget" ${KP_EVAL_ARGS//,/ }

@@ -22,25 +22,48 @@ OUT=$T/bb KP_RUN_DIR=$T/bbrun BUILD=/proc/kproof-no-such-dir KP_BACKEND=host bas
   >/dev/null 2>&1 && fail "a failed build should stop the run with a non-zero status"
 [ -e "$T/bbrun/calibrate.txt" ] && fail "calibrate ran after a failed build"
 
-# Whatever an earlier run left in the run folder is not this run's result.
-mkdir -p "$T/run/kernels" && echo '{"verdict": "PASS"}' >"$T/run/kernels/left-over.json"
-# A run folder that is the working tree itself is refused, not emptied.
-OUT=$T/here KP_RUN_DIR=. BUILD=$BUILD KP_BACKEND=host bash scripts/gpu-check.sh calibrate >/dev/null 2>&1
-[ $? -eq 64 ] || fail "a run folder that is the working tree should be refused with 64"
-[ -f README.md ] || fail "the working tree was emptied"
+# The run folder is emptied at the start, so what an earlier run left there
+# is not packed as this run's result; but only a folder the script marked
+# as its own, or an empty one. Each refusal exits 64 and deletes nothing.
+REPO=$PWD
+refused() { # why, then the command's environment words; the run must exit 64
+  local why=$1; shift
+  (env "$@" BUILD="$BUILD" KP_BACKEND=host bash "$REPO/scripts/gpu-check.sh" calibrate >"$T/refused.txt" 2>&1)
+  [ $? -eq 64 ] || fail "a run folder that $why should be refused with 64 ($(cat "$T/refused.txt"))"
+  grep -q "will not use" "$T/refused.txt" || fail "the refusal of a run folder that $why does not say why"
+}
+mkdir -p "$T/keep" && echo precious >"$T/keep/notes.txt"
+refused "has files of its own" OUT="$T/o1" KP_RUN_DIR="$T/keep"
+[ -f "$T/keep/notes.txt" ] || fail "a folder of someone else's files was emptied"
+# even when marked: a folder above $OUT, and one above the working tree
+mkdir -p "$T/up" && : >"$T/up/.gpu-check-run"
+refused "holds \$OUT" OUT="$T/up/out" KP_RUN_DIR="$T/up"
+[ -e "$T/up/.gpu-check-run" ] || fail "a run folder holding \$OUT was emptied"
+mkdir -p "$T/tree/wt" && : >"$T/tree/.gpu-check-run" && echo x >"$T/tree/wt/sentinel"
+(cd "$T/tree/wt" && refused "holds the working tree" OUT="$T/o2" KP_RUN_DIR="$T/tree")
+[ -f "$T/tree/wt/sentinel" ] || fail "a run folder holding the working tree was emptied"
+echo x >"$T/plain-file"
+refused "is a file" OUT="$T/o3" KP_RUN_DIR="$T/plain-file"
+[ -f "$T/plain-file" ] || fail "a file named as the run folder was deleted"
+# An earlier run's folder: its left-overs are gone from this run's results.
+mkdir -p "$T/run/kernels" && : >"$T/run/.gpu-check-run"
+echo '{"verdict": "PASS"}' >"$T/run/kernels/left-over.json"
 OUT=$T/out KP_RUN_DIR=$T/run BUILD=$BUILD KP_BACKEND=host \
   KP_KERNELS='sum/host/f32-02' KP_CORRECT_KERNELS='sum/host' KP_JOBS=2 \
-  KP_BUDGET=1 KP_DEMO_ARGS=--only,stale_output \
+  KP_BUDGET=1 KP_BUDGET_sum=0.7 KP_DEMO_ARGS=--only,stale_output \
   KP_REPRO_BUDGET=0.3 KP_REPRO_TARGET=20 KP_INIT_BUDGET=0.3 \
   bash scripts/gpu-check.sh calibrate,init,correct,kernels,exploits,torch,dobench,repro >/dev/null 2>&1
 rc=$?
 [ $rc -eq 0 ] || fail "gpu-check.sh exited $rc"
 grep -qE 'unbound variable|command not found|syntax error' "$T/out/log.txt" && fail "shell error in the log"
+grep -q 'sum/f32-02-tree: timing budget 0.7 s a shape' "$T/out/log.txt" || fail "KP_BUDGET_sum did not set the sum kernel's budget"
+[ -e "$T/run/.gpu-check-run" ] || fail "the run folder was not marked as one"
 # $OUT holds only what the device tool can bring back.
 n=$(find "$T/out" -type f | wc -l)
 [ "$n" -le 8 ] || fail "$n files in \$OUT (the device tool returns 8)"
 mkdir "$T/x" && tar xzf "$T/out/results.tgz" -C "$T/x" || fail "results.tgz unreadable"
 [ -e "$T/x/kernels/left-over.json" ] && fail "results.tgz holds a file an earlier run left in the run folder"
+[ -e "$T/x/.gpu-check-run" ] && fail "results.tgz holds the run folder's mark"
 for f in env.txt calibrate.txt init/sum-f32-01-naive.json init/softmax-bf16-01-naive.json correct/sum-f32-01-naive.json correct/sum-f32-02-tree.json \
   kernels/sum-f32-02-tree.json demo.json demo.md repro/summary.txt; do
   [ -s "$T/x/$f" ] || fail "results.tgz lacks $f ($(cd "$T/x" && find . -type f | tr '\n' ' '))"

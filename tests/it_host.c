@@ -104,5 +104,36 @@ int main(void) {
     expect("tests/candidates/softmax_rc.c", "softmax", KP_ERROR, "rc", "returned 7", 1);
     expect("tests/candidates/softmax_nosym.c", "softmax", KP_ERROR, "load", "kp_softmax_f32", 1);
     expect("tests/candidates/softmax_syntax.c", "softmax", KP_ERROR, "build", "error", 1);
+
+    /* A variance in one pass about the row's first value: it passes the
+     * normal and offset inputs, and the spike inputs (an outlier first
+     * value) are what make it WRONG. */
+    {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/tests/candidates/layernorm_pivot_onepass.c", g_root);
+        const kp_op *op = kp_op_resolve("layernorm", "f32");
+        CHECK(op && op->ndists == 3 && strcmp(op->dists[2].name, "spike") == 0);
+        for (int d = 0; op && d < op->ndists; d++) {
+            kp_eval_opts o;
+            opts(&o, path, "layernorm", "f32");
+            o.no_baseline = 1;
+            o.correctness_only = 1;
+            o.dist = d;
+            kp_result r;
+            char err[512] = "";
+            int rc = kp_eval(&o, &r, err, sizeof err);
+            CHECK(rc == 0);
+            if (rc) continue;
+            fprintf(stderr, "  %-44s %-8s %-12s %.150s\n", op->dists[d].name, kp_verdict_name(r.verdict), r.check_name,
+                    r.detail);
+            if (d < 2) {
+                CHECK(r.verdict == KP_PASS);
+            } else {
+                CHECK(r.verdict == KP_WRONG);
+                CHECK(strcmp(r.check_name, "tolerance") == 0);
+            }
+            kp_result_free(&r);
+        }
+    }
     TEST_MAIN_END();
 }

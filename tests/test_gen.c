@@ -100,7 +100,8 @@ static void test_philox(void) {
 
 static void test_values(void) {
     /* Exact bits of kp_gen_value: what a GPU fill must reproduce. */
-    const kp_gen g[3] = {{KP_GEN_NORMAL, 0.0f, 1.0f}, {KP_GEN_UNIFORM, 0.0f, 1.0f}, {KP_GEN_SIGNED, 0.5f, 1000.0f}};
+    const kp_gen g[3] = {{KP_GEN_NORMAL, 0.0f, 1.0f, 0, 0.0f}, {KP_GEN_UNIFORM, 0.0f, 1.0f, 0, 0.0f},
+                         {KP_GEN_SIGNED, 0.5f, 1000.0f, 0, 0.0f}};
     static const uint32_t want[3][3] = {
         {0xbf0047c1u, 0xbe7f2b8bu, 0xbeb8bb9cu},
         {0x3f4bd0dbu, 0x3f5f58e3u, 0x3f2b52fcu},
@@ -135,31 +136,31 @@ static moments sample(const kp_gen *g, uint64_t seed, int n) {
 static void test_distributions(void) {
     const int n = 1000000;
     /* standard errors at 1e6 samples: mean ~1e-3 sd, variance ~1.4e-3 var */
-    kp_gen gn = {KP_GEN_NORMAL, 0.0f, 1.0f};
+    kp_gen gn = {KP_GEN_NORMAL, 0.0f, 1.0f, 0, 0.0f};
     moments m = sample(&gn, 7, n);
     CHECK_NEAR(m.mean, 0.0, 0.005);
     CHECK_NEAR(m.var, 1.0, 0.01);
     CHECK(m.lo >= -2 * sqrt(3.0) - 1e-6 && m.hi <= 2 * sqrt(3.0) + 1e-6); /* Irwin-Hall(4) support */
     CHECK(m.lo < -3.0 && m.hi > 3.0);                                     /* but it reaches the tails */
 
-    kp_gen gu = {KP_GEN_UNIFORM, 0.0f, 1.0f};
+    kp_gen gu = {KP_GEN_UNIFORM, 0.0f, 1.0f, 0, 0.0f};
     m = sample(&gu, 8, n);
     CHECK_NEAR(m.mean, 0.5, 0.002);
     CHECK_NEAR(m.var, 1.0 / 12, 0.001);
     CHECK(m.lo >= 0.0 && m.hi < 1.0);
 
-    kp_gen gs = {KP_GEN_SIGNED, 0.0f, 1.0f};
+    kp_gen gs = {KP_GEN_SIGNED, 0.0f, 1.0f, 0, 0.0f};
     m = sample(&gs, 9, n);
     CHECK_NEAR(m.mean, 0.0, 0.003);
     CHECK_NEAR(m.var, 1.0 / 3, 0.003);
     CHECK(m.lo >= -1.0 && m.hi < 1.0);
 
     /* offset and scale: the softmax "offset" and sum "cancel" shapes */
-    kp_gen go = {KP_GEN_NORMAL, 1000.0f, 1.0f};
+    kp_gen go = {KP_GEN_NORMAL, 1000.0f, 1.0f, 0, 0.0f};
     m = sample(&go, 10, n);
     CHECK_NEAR(m.mean, 1000.0, 0.005);
     CHECK_NEAR(m.var, 1.0, 0.02);
-    kp_gen gc = {KP_GEN_SIGNED, 0.5f, 1000.0f};
+    kp_gen gc = {KP_GEN_SIGNED, 0.5f, 1000.0f, 0, 0.0f};
     m = sample(&gc, 11, n);
     CHECK_NEAR(m.mean, 0.5, 2.0);
     CHECK_NEAR(m.var, 1e6 / 3, 1e6 / 3 * 0.01);
@@ -171,6 +172,23 @@ static void test_distributions(void) {
         same += kp_gen_value(&gn, 1, 0, (uint64_t)i) == kp_gen_value(&gn, 1, 1, (uint64_t)i);
     }
     CHECK(same < 5);
+
+    /* Spikes: every period-th value is +-spike, both signs occur, and the
+     * others are the distribution's own values, untouched. */
+    kp_gen gk = {KP_GEN_NORMAL, 0.0f, 1.0f, 37, 1000.0f};
+    int plus = 0, minus = 0, other_same = 1;
+    for (uint64_t i = 0; i < 37 * 200; i++) {
+        float v = kp_gen_value(&gk, 5, 0, i), u = kp_gen_value(&gn, 5, 0, i);
+        if (i % 37 == 0) {
+            plus += v == 1000.0f;
+            minus += v == -1000.0f;
+        } else {
+            other_same &= f2u(v) == f2u(u); /* gn: the same N(0,1) without spikes */
+        }
+    }
+    CHECK(plus + minus == 200);
+    CHECK(plus > 60 && minus > 60);
+    CHECK(other_same);
 }
 
 /* Every input buffer of every op under every distribution: finite, never

@@ -29,9 +29,11 @@ typedef enum kp_gen_kind {
 } kp_gen_kind;
 
 typedef struct kp_gen {
-    int kind;     /* kp_gen_kind */
-    float offset; /* added after scaling */
-    float scale;  /* multiplies z */
+    int kind;       /* kp_gen_kind */
+    float offset;   /* added after scaling */
+    float scale;    /* multiplies z */
+    int64_t period; /* > 0: every element whose index is a multiple of it */
+    float spike;    /* is +-spike instead (the sign random): a row's first value an outlier */
 } kp_gen;
 
 typedef struct kp_u32x4 { uint32_t v[4]; } kp_u32x4;
@@ -76,6 +78,7 @@ KP_HD float kp_gen_value(const kp_gen *g, uint64_t seed, uint32_t stream, uint64
     }
     float v = z * g->scale;
     v = v + g->offset;
+    if (g->period > 0 && index % (uint64_t)g->period == 0) v = (r.v[3] & 1u) ? g->spike : -g->spike;
     return v;
 }
 

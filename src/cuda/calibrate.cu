@@ -109,7 +109,7 @@ static int kp_cal_gemm(cudaStream_t s, kp_calib_rep *rep) {
     const size_t bytes = (size_t)(n * n) * sizeof(float);
     const double flops = 2.0 * (double)n * (double)n * (double)n;
     const float one = 1.0f, zero = 0.0f;
-    const kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f};
+    const kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f, 0, 0.0f};
     cublasHandle_t h = NULL;
     float *A = NULL, *B = NULL, *C = NULL;
     double t = 0.0;

@@ -45,13 +45,14 @@ static int ln_shape_ok(const kp_shape *s, char *why, size_t len) {
 static const kp_dist ln_dists[] = {
     {"normal", "x ~ N(0,1); w ~ 1 + N(0,1)/4 and b ~ N(0,1)/2, both random per column"},
     {"offset", "x = 1000 + N(0,1) (bf16: 200 + 3 N(0,1)): a one-pass E[x^2] - E[x]^2 variance cancels away"},
+    {"spike", "x ~ N(0,1) but each row's first value is +-1000: a variance taken in one pass about a pivot (x - x[0]) "
+              "cancels away, the way an outlier feature breaks it"},
 };
 
 /* w and b are random so that a kernel that ignores them, swaps them or
  * indexes them by row fails; w stays near 1 so y keeps x's spread. */
 static kp_gen ln_gen_f32(const kp_shape *s, int buf, int dist) {
-    (void)s;
-    kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f};
+    kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f, 0, 0.0f};
     if (buf == 1) {
         g.offset = 1.0f;
         g.scale = 0.25f;
@@ -59,6 +60,14 @@ static kp_gen ln_gen_f32(const kp_shape *s, int buf, int dist) {
         g.scale = 0.5f;
     } else if (dist == 1) {
         g.offset = 1000.0f;
+    } else if (dist == 2) {
+        /* Column 0 of every row. A kernel that shifts by the row's first
+         * value (to keep its sums small) and then takes E[d^2] - E[d]^2
+         * of d = x - x[0] cancels ~n-fold here: the sum of squares is
+         * ~1000^2 n and the variance ~1000^2. Two passes, Welford and
+         * Chan's merge do not. 1000 is exact in bf16 too. */
+        g.period = s->d[1];
+        g.spike = 1000.0f;
     }
     return g;
 }

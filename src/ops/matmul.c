@@ -80,7 +80,7 @@ static const kp_dist mm_dists[] = {
 static kp_gen mm_gen(const kp_shape *s, int buf, int dist) {
     (void)s;
     (void)buf;
-    kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f};
+    kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f, 0, 0.0f};
     if (dist == 1) g.kind = KP_GEN_UNIFORM;
     return g;
 }

@@ -52,7 +52,7 @@ static const kp_dist sm_dists[] = {
 static kp_gen sm_gen_f32(const kp_shape *s, int buf, int dist) {
     (void)s;
     (void)buf;
-    kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f};
+    kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f, 0, 0.0f};
     if (dist == 1) g.scale = 100.0f;
     if (dist == 2) g.offset = 1000.0f;
     return g;

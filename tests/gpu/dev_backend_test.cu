@@ -86,7 +86,8 @@ __global__ void bad_write_kernel(int *p) { *p = 1; }
 /* ---- fill ---------------------------------------------------------------- */
 
 static void test_fill(void) {
-    const kp_gen gens[] = {{KP_GEN_NORMAL, 0.5f, 3.0f}, {KP_GEN_UNIFORM, -1.0f, 2.0f}, {KP_GEN_SIGNED, 1000.0f, 1e-3f}};
+    const kp_gen gens[] = {{KP_GEN_NORMAL, 0.5f, 3.0f, 0, 0.0f}, {KP_GEN_UNIFORM, -1.0f, 2.0f, 0, 0.0f},
+                           {KP_GEN_SIGNED, 1000.0f, 1e-3f, 0, 0.0f}, {KP_GEN_NORMAL, 0.0f, 1.0f, 4099, 1000.0f}};
     const int64_t n = 1000003;
     void *d = kp_dev_alloc((size_t)n * 4);
     unsigned char *h = (unsigned char *)malloc((size_t)n * 4);
@@ -94,7 +95,7 @@ static void test_fill(void) {
     if (!d || !h)
         return;
     for (int t = 0; t < 2; t++) {
-        for (int gi = 0; gi < 3; gi++) {
+        for (int gi = 0; gi < 4; gi++) {
             uint64_t seed = 0x9e3779b97f4a7c15ull + (uint64_t)gi;
             uint32_t stream = 3u + (uint32_t)gi;
             CHECK(kp_dev_fill(d, (kp_dtype)t, &gens[gi], seed, stream, n) == 0, "%s", kp_dev_error());
@@ -124,13 +125,13 @@ static void test_fill(void) {
     CHECK(kp_dev_fill(d, KP_F32, &gens[0], 1, 0, -1) != 0, "n < 0 must fail");
     kp_dev_free(d);
     free(h);
-    printf("fill: f32 and bf16 bits equal the CPU's for 3 distributions\n");
+    printf("fill: f32 and bf16 bits equal the CPU's for 4 distributions (one with spikes)\n");
 }
 
 /* Indices past 2^32: the counter's high word. 8 GiB of bf16. */
 static void test_fill_big(void) {
     const int64_t n = ((int64_t)1 << 32) + 4099;
-    const kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f};
+    const kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f, 0, 0.0f};
     uint16_t *d = (uint16_t *)kp_dev_alloc((size_t)n * 2);
     if (!d) {
         printf("fill big: skipped (cannot allocate 8 GiB)\n");
@@ -175,7 +176,7 @@ static void test_checksum(void) {
         }
     /* A large generated buffer, as the worker checksums inputs. */
     const int64_t big = 64 << 20; /* 256 MiB of f32 */
-    const kp_gen g = {KP_GEN_SIGNED, 0.0f, 1.0f};
+    const kp_gen g = {KP_GEN_SIGNED, 0.0f, 1.0f, 0, 0.0f};
     void *db = kp_dev_alloc((size_t)big * 4);
     unsigned char *hb = (unsigned char *)malloc((size_t)big * 4);
     if (db && hb) {
@@ -539,7 +540,7 @@ static void test_matmul(const char *so, int bf16) {
                                  {1, 129, 2},  {64, 64, 64},  {127, 255, 63}, {257, 129, 513}, {1000, 3, 1001},
                                  {2, 1000, 9}, {333, 77, 4097}};
     const size_t es = bf16 ? 2 : 4;
-    const kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f};
+    const kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f, 0, 0.0f};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
         void *A = kp_dev_alloc((size_t)(M * K) * es), *B = kp_dev_alloc((size_t)(K * N) * es);

@@ -20,7 +20,8 @@
  * (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1): 66.82 / 66.94 / 72.42 us = 93.9 / 93.7 /
  * 86.7% of copy
  * One H200 alone (results/2026-11-30-h200-session4/call3-61cbe17): 65.18 / 64.56 / 70.53 us = 96.1 / 97.0 /
- * 88.8% of copy; 09 (one reduction) is 2.9% faster at 4096x16384.
+ * 88.8% of copy. The first 09 (one reduction) was 2.9% faster at 4096x16384,
+ * and wrong on outlier first values (see 09).
  */
 #include <kproof/kernel.h>
 

@@ -1,23 +1,27 @@
-/* layernorm bf16, variant 09: both statistics in one block reduction.
+/* layernorm bf16, variant 09: both statistics in one block reduction, merged by Chan's formula.
  *
  * Adds over 05 (08 and the split or streamed rows of 06 and 07 are side
- * roads): the shifted sum and the shifted sum of squares of a row are
- * reduced together (two shuffle chains side by side, one barrier), and the
- * variance is E[d^2] - E[d]^2 of the pivot-shifted d = x - x0, which loses
- * a few bits at most (d is O(std)); bf16 output rounds far coarser.
- * 05 waited on two reductions, one after the other, between a row's loads
+ * roads): a row waits on one barrier and one chain of shuffles for its
+ * mean and variance instead of two, one after the other, between its loads
  * and its stores; at 4096x16384 each SM holds only two 512-thread rows, so
- * while one waits at a barrier half the SM's loads are idle.
+ * while one waits at a barrier half the SM's loads are idle. Each thread
+ * keeps the mean and the sum of squared deviations of its own values (two
+ * passes over registers), and the row merges (count, mean, M2) triples
+ * (Chan et al.), which is as exact as two passes over the row.
+ * History: the first 09 took E[d^2] - E[d]^2 of d = x - x[0] in one pass.
+ * It measured 64.77 / 64.86 / 68.45 us at 16384x4096 / 65536x1024 /
+ * 4096x16384 = 96.7 / 96.6 / 91.5% of copy, against 05's 65.18 / 64.56 /
+ * 70.53 (results/2026-11-30-h200-session4/call3-61cbe17): 2.9% faster at
+ * 4096x16384. Review then found it wrong where a row's first value is an
+ * outlier (the two terms are ~n times the variance and cancel; a host
+ * copy of its arithmetic is WRONG at 256x16384 on the spike inputs added
+ * for it). This merge replaced it; whether it keeps the 2.9% is for the
+ * next H200 run.
  * Output in fp32, rounded once to bf16.
  * Napkin math: 4 bytes per element moved (x read once, y written once; w
- * and b come from L2), about 7 FLOPs per element: bandwidth-bound.
- * Predicted: 4096x16384 from 70.9 us (05, one-GPU run
- * results/2026-11-30-h200-session4/call2-5a6a419) to under 69.5 us (90% of copy).
- * H200 (results/2026-11-30-h200-session4/call3-61cbe17, 1.5 s per shape, copy 4286 GB/s): 64.77 / 64.86 / 68.45 us
- * at 16384x4096 / 65536x1024 / 4096x16384 = 96.7 / 96.6 / 91.5% of copy;
- * 05 in the same run 65.18 / 64.56 / 70.53: 2.9% faster at 4096x16384
- * (intervals apart), the same elsewhere. Best torch there: 101.46 us
- * (max-autotune-no-cudagraphs), 1.48x slower.
+ * and b come from L2), about 10 FLOPs per element: bandwidth-bound.
+ * H200: this version not measured yet.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 
@@ -46,22 +50,33 @@ template <int TPR, typename T> static __device__ __forceinline__ T row_sum(T v, 
     return warp_sum(v);
 }
 
-/* Two sums reduced together: both shuffle chains run side by side and
- * share one barrier. */
-static __device__ __forceinline__ float2 warp_sum2(float2 v) {
+/* (count, mean, M2) of two sets of values merged (Chan et al.): the
+ * larger set's mean moves by the difference times the other's share, and
+ * M2 gains the spread between the two means. An empty set changes nothing. */
+static __device__ __forceinline__ float4 merge_stats(float4 a, float4 b) {
+    const float n = a.x + b.x;
+    if (n == 0.0f) return a;
+    const float d = b.y - a.y, f = __fdividef(b.x, n);
+    return make_float4(n, fmaf(d, f, a.y), a.z + b.z + d * d * a.x * f, 0.0f);
+}
+/* Both lanes of a pair merge (lower lane, upper lane) in that order, so
+ * every lane ends with the same bits (the merge is not commutative in
+ * rounding, as a sum is). */
+static __device__ __forceinline__ float4 warp_stats(float4 v) {
     for (int o = 16; o > 0; o >>= 1) {
-        v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
-        v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
+        const float4 w = make_float4(__shfl_xor_sync(0xffffffffu, v.x, o), __shfl_xor_sync(0xffffffffu, v.y, o),
+                                     __shfl_xor_sync(0xffffffffu, v.z, o), 0.0f);
+        v = (threadIdx.x & o) ? merge_stats(w, v) : merge_stats(v, w);
     }
     return v;
 }
-template <int TPR> static __device__ __forceinline__ float2 row_sum2(float2 v, float2 *sh) {
-    v = warp_sum2(v);
+template <int TPR> static __device__ __forceinline__ float4 row_stats(float4 v, float4 *sh) {
+    v = warp_stats(v);
     if (TPR == 32) return v;
     if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
     __syncthreads();
-    v = (threadIdx.x & 31) < TPR / 32 ? sh[threadIdx.x & 31] : make_float2(0.0f, 0.0f);
-    return warp_sum2(v);
+    v = (threadIdx.x & 31) < TPR / 32 ? sh[threadIdx.x & 31] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    return warp_stats(v);
 }
 
 /* VEC consecutive bf16 starting at element i*VEC of a row, as floats. */
@@ -99,7 +114,7 @@ static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 :
     const kp_bf16 *__restrict__ x, const kp_bf16 *__restrict__ w, const kp_bf16 *__restrict__ b,
     kp_bf16 *__restrict__ y, int64_t rows, int64_t cols) {
     constexpr int CHUNKS = PER / VEC;
-    __shared__ float2 sh_sums[32];
+    __shared__ float4 sh_stats[32];
     const int64_t row = (int64_t)blockIdx.x * (BLOCK / TPR) + threadIdx.x / TPR;
     if (TPR == 32 && row >= rows) return; /* whole warps; a block row always exists */
     const int t = (int)(threadIdx.x % TPR);
@@ -122,19 +137,36 @@ static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 :
         }
     }
 
-    /* One reduction for both statistics: the shifted sum and the shifted
-     * sum of squares travel together, so a row waits on one barrier and
-     * one chain of shuffles instead of two. */
-    float s[4] = {0.0f, 0.0f, 0.0f, 0.0f}, q[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* short chains, then a tree */
+    /* One reduction for both statistics. Each thread takes the mean and
+     * the sum of squared deviations of its own values (two passes over its
+     * registers), and the row merges (count, mean, M2) triples by Chan's
+     * formula: one barrier and one chain of shuffles, as exact as two
+     * passes over the row whatever its first value (an outlier there is
+     * what breaks E[d^2] - E[d]^2 about a pivot: layernorm's spike inputs). */
+    float cnt = 0.0f, s[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* short chains, then a tree */
 #pragma unroll
-    for (int j = 0; j < PER; j++) {
-        v[j] -= pivot;
-        s[j % 4] += v[j];
-        q[j % 4] = fmaf(v[j], v[j], q[j % 4]);
+    for (int k = 0; k < CHUNKS; k++) {
+        if (k * TPR + t < n) cnt += (float)VEC;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            v[k * VEC + j] -= pivot; /* slots past the row: 0 */
+            s[j % 4] += v[k * VEC + j];
+        }
     }
-    const float2 tot = row_sum2<TPR>(make_float2((s[0] + s[1]) + (s[2] + s[3]), (q[0] + q[1]) + (q[2] + q[3])), sh_sums);
-    const float delta = tot.x / (float)cols; /* mean - pivot */
-    const float var = fmaxf(tot.y / (float)cols - delta * delta, 0.0f);
+    const float tm = cnt > 0.0f ? ((s[0] + s[1]) + (s[2] + s[3])) / cnt : 0.0f;
+    float q[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int k = 0; k < CHUNKS; k++) {
+        const bool in_row = k * TPR + t < n;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            const float e = v[k * VEC + j] - tm;
+            if (in_row) q[j % 4] = fmaf(e, e, q[j % 4]);
+        }
+    }
+    const float4 st = row_stats<TPR>(make_float4(cnt, tm, (q[0] + q[1]) + (q[2] + q[3]), 0.0f), sh_stats);
+    const float delta = st.y;                 /* mean - pivot */
+    const float var = st.z / (float)cols;
     const float rstd = 1.0f / sqrtf(var + (float)KP_LAYERNORM_EPS);
 
 #pragma unroll

@@ -1,22 +1,24 @@
-/* layernorm f32, variant 08: both statistics in one block reduction.
+/* layernorm f32, variant 08: both statistics in one block reduction, merged by Chan's formula.
  *
- * Adds over 05: the shifted sum and the shifted sum of squares of a row are
- * reduced together (two shuffle chains side by side, one barrier), and the
- * variance is E[d^2] - E[d]^2 of the pivot-shifted d = x - x0. The shift is
- * what makes the one-pass form honest: d is O(std), not O(mean), so the
- * subtraction loses a few bits, not the 20 that E[x^2] - E[x]^2 loses at
- * mean 1000 (the op's offset inputs). 05 waited on two reductions, one
- * after the other, between a row's loads and its stores.
- * Statistics in fp32; x - x0 is exact for the nearby values of a row.
+ * Adds over 05: a row waits on one barrier and one chain of shuffles for
+ * its mean and variance instead of two, one after the other, between its
+ * loads and its stores. Each thread keeps the mean and the sum of squared
+ * deviations of its own values (two passes over registers), and the row
+ * merges (count, mean, M2) triples (Chan et al.), which is as exact as two
+ * passes over the row.
+ * History: the first 08 took E[d^2] - E[d]^2 of d = x - x[0] in one pass.
+ * It measured 130.43 / 131.73 / 135.10 us at 16384x4096 / 65536x1024 /
+ * 4096x16384 against 05's 130.00 / 130.46 / 132.08
+ * (results/2026-11-30-h200-session4/call3-61cbe17), and review then found it
+ * wrong where a row's first value is an outlier: the two terms are ~n times
+ * the variance and cancel. layernorm's spike inputs now test exactly that
+ * (tests/candidates/layernorm_pivot_onepass.c is WRONG on them), and this
+ * merge replaced it.
+ * Statistics in fp32, shifted by the row's first element; x - x0 is exact
+ * for the nearby values of a row.
  * Napkin math: 8 bytes per element moved (x read once, y written once; w
- * and b come from L2), about 7 FLOPs per element: bandwidth-bound.
- * Predicted: 1-2% past 05 at every canonical shape, most at 4096x16384
- * (512-thread blocks, 2 per SM, where a barrier stalls half the SM's rows).
- * H200 (results/2026-11-30-h200-session4/call3-61cbe17, 1.5 s per shape): 130.43 / 131.73 / 135.10 us at
- * 16384x4096 / 65536x1024 / 4096x16384; 05 in the same run 130.00 /
- * 130.46 / 132.08: the same at 16384x4096, 2.3% slower at 4096x16384. The
- * prediction failed for f32 (the same change won 2.9% on bf16, whose rows
- * carry half the bytes per element): a dead end here.
+ * and b come from L2), about 10 FLOPs per element: bandwidth-bound.
+ * H200: this version not measured yet.
  * kproof-best: no
  */
 #include <kproof/kernel.h>
@@ -45,22 +47,33 @@ template <int TPR, typename T> static __device__ __forceinline__ T row_sum(T v, 
     return warp_sum(v);
 }
 
-/* Two sums reduced together: both shuffle chains run side by side and
- * share one barrier. */
-static __device__ __forceinline__ float2 warp_sum2(float2 v) {
+/* (count, mean, M2) of two sets of values merged (Chan et al.): the
+ * larger set's mean moves by the difference times the other's share, and
+ * M2 gains the spread between the two means. An empty set changes nothing. */
+static __device__ __forceinline__ float4 merge_stats(float4 a, float4 b) {
+    const float n = a.x + b.x;
+    if (n == 0.0f) return a;
+    const float d = b.y - a.y, f = __fdividef(b.x, n);
+    return make_float4(n, fmaf(d, f, a.y), a.z + b.z + d * d * a.x * f, 0.0f);
+}
+/* Both lanes of a pair merge (lower lane, upper lane) in that order, so
+ * every lane ends with the same bits (the merge is not commutative in
+ * rounding, as a sum is). */
+static __device__ __forceinline__ float4 warp_stats(float4 v) {
     for (int o = 16; o > 0; o >>= 1) {
-        v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
-        v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
+        const float4 w = make_float4(__shfl_xor_sync(0xffffffffu, v.x, o), __shfl_xor_sync(0xffffffffu, v.y, o),
+                                     __shfl_xor_sync(0xffffffffu, v.z, o), 0.0f);
+        v = (threadIdx.x & o) ? merge_stats(w, v) : merge_stats(v, w);
     }
     return v;
 }
-template <int TPR> static __device__ __forceinline__ float2 row_sum2(float2 v, float2 *sh) {
-    v = warp_sum2(v);
+template <int TPR> static __device__ __forceinline__ float4 row_stats(float4 v, float4 *sh) {
+    v = warp_stats(v);
     if (TPR == 32) return v;
     if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
     __syncthreads();
-    v = (threadIdx.x & 31) < TPR / 32 ? sh[threadIdx.x & 31] : make_float2(0.0f, 0.0f);
-    return warp_sum2(v);
+    v = (threadIdx.x & 31) < TPR / 32 ? sh[threadIdx.x & 31] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    return warp_stats(v);
 }
 
 /* VEC consecutive floats starting at element i*VEC of a row. */
@@ -88,7 +101,7 @@ static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 :
     const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b, float *__restrict__ y,
     int64_t rows, int64_t cols) {
     constexpr int CHUNKS = PER / VEC;
-    __shared__ float2 sh_sums[32];
+    __shared__ float4 sh_stats[32];
     const int64_t row = (int64_t)blockIdx.x * (BLOCK / TPR) + threadIdx.x / TPR;
     if (TPR == 32 && row >= rows) return; /* whole warps; a block row always exists */
     const int t = (int)(threadIdx.x % TPR);
@@ -111,19 +124,36 @@ static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 :
         }
     }
 
-    /* One reduction for both statistics: the shifted sum and the shifted
-     * sum of squares travel together, so a row waits on one barrier and
-     * one chain of shuffles instead of two. */
-    float s[4] = {0.0f, 0.0f, 0.0f, 0.0f}, q[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* short chains, then a tree */
+    /* One reduction for both statistics. Each thread takes the mean and
+     * the sum of squared deviations of its own values (two passes over its
+     * registers), and the row merges (count, mean, M2) triples by Chan's
+     * formula: one barrier and one chain of shuffles, as exact as two
+     * passes over the row whatever its first value (an outlier there is
+     * what breaks E[d^2] - E[d]^2 about a pivot: layernorm's spike inputs). */
+    float cnt = 0.0f, s[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* short chains, then a tree */
 #pragma unroll
-    for (int j = 0; j < PER; j++) {
-        v[j] -= pivot;
-        s[j % 4] += v[j];
-        q[j % 4] = fmaf(v[j], v[j], q[j % 4]);
+    for (int k = 0; k < CHUNKS; k++) {
+        if (k * TPR + t < n) cnt += (float)VEC;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            v[k * VEC + j] -= pivot; /* slots past the row: 0 */
+            s[j % 4] += v[k * VEC + j];
+        }
     }
-    const float2 tot = row_sum2<TPR>(make_float2((s[0] + s[1]) + (s[2] + s[3]), (q[0] + q[1]) + (q[2] + q[3])), sh_sums);
-    const float delta = tot.x / (float)cols; /* mean - pivot */
-    const float var = fmaxf(tot.y / (float)cols - delta * delta, 0.0f);
+    const float tm = cnt > 0.0f ? ((s[0] + s[1]) + (s[2] + s[3])) / cnt : 0.0f;
+    float q[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int k = 0; k < CHUNKS; k++) {
+        const bool in_row = k * TPR + t < n;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            const float e = v[k * VEC + j] - tm;
+            if (in_row) q[j % 4] = fmaf(e, e, q[j % 4]);
+        }
+    }
+    const float4 st = row_stats<TPR>(make_float4(cnt, tm, (q[0] + q[1]) + (q[2] + q[3]), 0.0f), sh_stats);
+    const float delta = st.y;                 /* mean - pivot */
+    const float var = st.z / (float)cols;
     const float rstd = 1.0f / sqrtf(var + (float)KP_LAYERNORM_EPS);
 
 #pragma unroll
