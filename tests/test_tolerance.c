@@ -155,6 +155,13 @@ static result run(const tcase *t, variant_fn f, int mode, const char *label) {
         CHECK(r_.max_e <= 0.25);                                                           \
         CHECK(r_.rms_e <= r_.limit / 4);                                                   \
     } while (0)
+/* Within tolerance with the worst element under `frac` of it. */
+#define EXPECT_WITHIN(r, frac)                                                             \
+    do {                                                                                   \
+        result r_ = (r);                                                                   \
+        CHECK(r_.ok);                                                                      \
+        CHECK(r_.max_e <= (frac));                                                         \
+    } while (0)
 #define EXPECT_PASS(r) CHECK((r).ok)
 #define EXPECT_FAIL(r) CHECK(!(r).ok)
 
@@ -440,7 +447,10 @@ static void test_softmax(void) {
 
 /* ===== layernorm ========================================================== */
 
-enum { LN_TWO_PASS, LN_WELFORD, LN_MULTI_ACC, LN_PIVOT, LN_ONE_PASS, LN_BF16_IN, LN_BF16_ARITH, LN_BIAS, LN_IDX_BUG };
+enum {
+    LN_TWO_PASS, LN_WELFORD, LN_MULTI_ACC, LN_PIVOT, LN_PIVOT_ONE_PASS, LN_ONE_PASS, LN_BF16_IN, LN_BF16_ARITH,
+    LN_BIAS, LN_IDX_BUG
+};
 
 static void v_layernorm(const kp_op *op, const kp_shape *s, const void *const *in, void *out, int mode) {
     int64_t rows = s->d[0], cols = s->d[1];
@@ -504,6 +514,20 @@ static void v_layernorm(const kp_op *op, const kp_shape *s, const void *const *i
             for (int64_t j = 0; j < cols; j++) store(op, out, r * cols + j, fmaf(v[j] * rs, w[j], b[j]));
             free(v);
             continue;
+        } else if (mode == LN_PIVOT_ONE_PASS) {
+            /* E[d^2] - E[d]^2 of d = x - x[0], 128 chains, tree: right
+             * unless x[0] is an outlier (the spike inputs) */
+            const float pv = xr[0];
+            for (int t = 0; t < 128; t++) p1[t] = p2[t] = 0;
+            for (int64_t j = 0; j < cols; j++) {
+                float dj = xr[j] - pv;
+                p1[j % 128] = p1[j % 128] + dj;
+                p2[j % 128] = fmaf(dj, dj, p2[j % 128]);
+            }
+            const float dm = tree_sum(p1, 128) / n;
+            var = tree_sum(p2, 128) / n - dm * dm;
+            if (var < 0) var = 0;
+            mean = pv + dm;
         } else { /* LN_ONE_PASS: E[x^2] - E[x]^2 */
             float s1 = 0, s2 = 0;
             for (int64_t j = 0; j < cols; j++) {
@@ -542,8 +566,20 @@ static void test_layernorm(void) {
         for (int d = 0; d < f32->ndists; d++) {
             uint64_t seed = 3000 + (uint64_t)si * 10 + (uint64_t)d;
             tcase *t32 = prep(f32, s, d, seed), *tbf = prep(bf, s, d, seed);
-            EXPECT_HONEST(run(t32, v_layernorm, LN_TWO_PASS, "two-pass"));
-            EXPECT_HONEST(run(t32, v_layernorm, LN_WELFORD, "Welford"));
+            /* Spike rows (a first value of +-1000) are the one place where a
+             * plain sequential fp32 sum loses more than the model's sqrt(n)
+             * growth: the sum of squares starts at 10^6, and the ~1-sized
+             * terms after it round on a grid of 1/16 with a bias (small
+             * terms are absorbed), an error growing ~n: 0.38 of the
+             * tolerance at 262144 columns. Honest, and within the
+             * tolerance, but not within a quarter of it. */
+            if (d == 2) {
+                EXPECT_WITHIN(run(t32, v_layernorm, LN_TWO_PASS, "two-pass"), 0.5);
+                EXPECT_WITHIN(run(t32, v_layernorm, LN_WELFORD, "Welford"), 0.5);
+            } else {
+                EXPECT_HONEST(run(t32, v_layernorm, LN_TWO_PASS, "two-pass"));
+                EXPECT_HONEST(run(t32, v_layernorm, LN_WELFORD, "Welford"));
+            }
             EXPECT_HONEST(run(t32, v_layernorm, LN_MULTI_ACC, "256 chains + tree"));
             EXPECT_HONEST(run(t32, v_layernorm, LN_PIVOT, "pivot-shifted, 128 chains"));
             EXPECT_PASS(run(tbf, v_layernorm, LN_PIVOT, "bf16: pivot-shifted, round"));
@@ -556,6 +592,9 @@ static void test_layernorm(void) {
                 EXPECT_FAIL(run(tbf, v_layernorm, LN_BIAS, "bf16: constant: the bias"));
                 EXPECT_FAIL(run(tbf, v_layernorm, LN_IDX_BUG, "bf16: index bug"));
                 if (d == 1) EXPECT_FAIL(run(t32, v_layernorm, LN_ONE_PASS, "one-pass variance"));
+                if (d < 2) EXPECT_PASS(run(t32, v_layernorm, LN_PIVOT_ONE_PASS, "one pass about x[0]"));
+                if (d == 2 && s->d[1] >= 768)
+                    EXPECT_FAIL(run(t32, v_layernorm, LN_PIVOT_ONE_PASS, "one pass about x[0]"));
             }
             EXPECT_FAIL(run(t32, v_const, 0, "zeros"));
             EXPECT_FAIL(run(tbf, v_const, 0, "bf16: zeros"));
