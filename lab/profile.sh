@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # lab/profile.sh: Nsight Compute's view of kernels kproof times, for finding
 # where a kernel loses its last percent (DRAM throughput, stall reasons).
-# Run on the GPU machine; writes into $OUT (default ./lab-out).
+# Run on the GPU machine. Everything goes into a work folder ($LAB_DIR,
+# default $OUT.lab) and is packed into $OUT/lab-profile.tgz at the end (the
+# device tool brings back at most 8 files from $OUT).
 #   lab/profile.sh KERNEL.cu ROWS COLS [KERNEL.cu ROWS COLS ...]
 #   lab/profile.sh torch OP DTYPE ROWS COLS   (torch.compile max-autotune-no-cudagraphs)
 # The op and dtype of a kernel file come from its path, as in gpu-check.sh.
@@ -10,22 +12,24 @@
 # driver's own event timing still prints.
 set -uo pipefail
 OUT=${OUT:-$PWD/lab-out}
-mkdir -p "$OUT"
+W=${LAB_DIR:-$OUT.lab}
+mkdir -p "$OUT" "$W"
+trap 'tar czf "$OUT/lab-profile.tgz" --exclude "./drv-*" -C "$W" . 2>/dev/null' EXIT
 SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats"
 one_kernel() { # file rows cols
   local f=$1 rows=$2 cols=$3 fam base dt macro exe
   fam=$(basename "$(dirname "$(dirname "$f")")"); base=$(basename "${f%.*}"); dt=${base%%-*}
   macro=LAB_$(echo "${fam}_$dt" | tr a-z A-Z)
-  exe=$OUT/drv-$fam-$base
+  exe=$W/drv-$fam-$base
   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -DLAB_OP="$macro" lab/driver.cu "$f" -o "$exe" \
-    >"$OUT/$fam-$base.build.txt" 2>&1 || { echo "$f: build failed"; tail -5 "$OUT/$fam-$base.build.txt"; return; }
-  "$exe" "$rows" "$cols" 20 | tee "$OUT/$fam-$base-${rows}x$cols.time.txt"
+    >"$W/$fam-$base.build.txt" 2>&1 || { echo "$f: build failed"; tail -5 "$W/$fam-$base.build.txt"; return; }
+  "$exe" "$rows" "$cols" 20 | tee "$W/$fam-$base-${rows}x$cols.time.txt"
   timeout 300 ncu --clock-control none --launch-skip 3 --launch-count 1 -k "regex:^(?!lab_fill)" $SECTIONS \
-    "$exe" "$rows" "$cols" 5 >"$OUT/$fam-$base-${rows}x$cols.ncu.txt" 2>&1
-  echo "$f ${rows}x$cols: ncu exit $? ($(grep -m1 -E 'DRAM Throughput|==ERROR==|==WARNING==' "$OUT/$fam-$base-${rows}x$cols.ncu.txt" | tr -s ' '))"
+    "$exe" "$rows" "$cols" 5 >"$W/$fam-$base-${rows}x$cols.ncu.txt" 2>&1
+  echo "$f ${rows}x$cols: ncu exit $? ($(grep -m1 -E 'DRAM Throughput|==ERROR==|==WARNING==' "$W/$fam-$base-${rows}x$cols.ncu.txt" | tr -s ' '))"
 }
 one_torch() { # op dtype rows cols
-  local op=$1 dt=$2 rows=$3 cols=$4 log=$OUT/torch-$1-$2-$3x$4.ncu.txt
+  local op=$1 dt=$2 rows=$3 cols=$4 log=$W/torch-$1-$2-$3x$4.ncu.txt
   # torch.compile's kernels are Triton ones; skip the autotuning launches.
   timeout 500 ncu --clock-control none --target-processes all -k "regex:triton" --launch-skip 40 --launch-count 1 $SECTIONS \
     python3 - "$op" "$dt" "$rows" "$cols" >"$log" 2>&1 <<'PY'
