@@ -13,6 +13,8 @@
  * 147.30 against 07's 140.85 and 09's 141.87 in results/2026-11-30-h200-session4/call4-61cbe17:
  * 5% slower at the long rows, where this code runs. Not explained yet;
  * the reduction is one barrier shorter but each merge step adds two exp2.
+ * A row of -inf only comes out 0 here where 07 gives NaN (0/0, as the
+ * float64 reference does); no input distribution has such a row.
  * kproof-best: no
  */
 #include <kproof/kernel.h>
