@@ -317,7 +317,8 @@ static void run_cell(const demo_cfg *g, row *r, int m) {
     o.flaws = mode_flaws(m);
     o.progress = 0;
     o.env_hint = g->env;
-    /* Per call. The hang and flood rows wait this out in every column, and
+    /* Per call. The hang row waits this out in every column (flood is
+     * killed once it has printed 64 MiB, in well under a second), and
      * on a GPU that wait holds the device lock: short on cuda, where the
      * slowest honest call in the demo (the naive matmul at 2048^3, a batch
      * of the parent clock) takes well under a second, and a held stream

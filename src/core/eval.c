@@ -335,6 +335,7 @@ static int worker_failed(ctx *c, part *p, kp_shape_result *sr, int rc, const cha
             if (*q == '\n' || *q == '\r') *q = ' ';
     }
     if (rc == KP_WK_TIMEOUT) return decide(sr, KP_ERROR, "timeout", "%s: %s%s", what, err, tail);
+    if (rc == KP_WK_FLOOD) return decide(sr, KP_ERROR, "output", "%s: %s%s", what, err, tail);
     if (rc == KP_WK_DIED) return decide(sr, KP_ERROR, "crash", "%s: %s%s", what, err, tail);
     if (rc == KP_WK_FRAME) return decide(sr, KP_REJECTED, "frame", "%s: %s", what, err);
     if (rc == KP_WK_FAIL) return decide(sr, KP_ERROR, "device", "%s: %s", what, err);

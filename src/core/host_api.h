@@ -20,8 +20,14 @@ enum {
     KP_WK_DIED = -1,     /* the worker exited or was killed (err says how) */
     KP_WK_TIMEOUT = -2,  /* no answer in time; the worker was killed */
     KP_WK_FRAME = -3,    /* a frame that is not ours: wrong token, magic, checksum, size */
-    KP_WK_SYS = -4       /* the harness could not do it (fork, pipe, ...) */
+    KP_WK_SYS = -4,      /* the harness could not do it (fork, pipe, ...) */
+    KP_WK_FLOOD = -5     /* it printed more than KP_WK_LOG_LIMIT bytes; the worker was killed */
 };
+/* What a worker may print (stdout and stderr, over its life) before it is
+ * killed: far more than any diagnostics, and reached in well under a second
+ * by a candidate that floods, so a flood ends at once, not at the call's
+ * deadline (which on a GPU holds the device lock all that time). */
+#define KP_WK_LOG_LIMIT ((int64_t)64 << 20)
 
 typedef struct kp_wk_opts {
     kp_backend backend;

@@ -113,7 +113,7 @@ static void kill_group(kp_wk *w) {
 }
 
 /* Reads exactly n bytes from the reply pipe before `deadline`, draining the
- * log meanwhile. 0 ok, KP_WK_TIMEOUT, KP_WK_DIED. */
+ * log meanwhile. 0 ok, KP_WK_TIMEOUT, KP_WK_DIED, KP_WK_FLOOD. */
 static int read_deadline(kp_wk *w, void *p, size_t n, double deadline) {
     char *c = (char *)p;
     while (n > 0) {
@@ -126,7 +126,10 @@ static int read_deadline(kp_wk *w, void *p, size_t n, double deadline) {
             if (errno == EINTR) continue;
             return KP_WK_DIED;
         }
-        if (fds[1].revents) drain_log(w);
+        if (fds[1].revents) {
+            drain_log(w);
+            if (w->log_total > KP_WK_LOG_LIMIT) return KP_WK_FLOOD;
+        }
         if (fds[0].revents & POLLIN) {
             ssize_t r = read(w->rep, c, n);
             if (r < 0 && errno == EINTR) continue;
@@ -219,6 +222,10 @@ static int finish_error(kp_wk *w, int rc, char *err, size_t errlen, double timeo
         describe_death(w, err, errlen);
     } else if (rc == KP_WK_FRAME) {
         kill_group(w);
+    } else if (rc == KP_WK_FLOOD) {
+        kill_group(w);
+        snprintf(err, errlen, "it printed over %lld MiB to stdout and stderr: the worker was killed",
+                 (long long)(KP_WK_LOG_LIMIT >> 20));
     }
     return rc;
 }
