@@ -35,6 +35,11 @@ run_on() { # gpu, "ENV... STAGES"
     $(pin "$gpu") bash scripts/gpu-check.sh "$stages" >/dev/null 2>&1
 }
 run_on 0 "$1" &
+P0=$!
 run_on 1 "$2" &
-wait
+P1=$!
+wait $P0; RC0=$?
+wait $P1; RC1=$?
 tail -n 40 "$OUT/g0/log.txt" "$OUT/g1/log.txt"
+echo "gpu-check.sh exit status: gpu0 $RC0, gpu1 $RC1"
+[ $RC0 -eq 0 ] && [ $RC1 -eq 0 ]

@@ -49,8 +49,17 @@ case "$B" in /*) ;; *) B=$PWD/$B ;; esac
 # as one of this script's run folders, and never one that holds the
 # working tree, $OUT or the build: anything else is refused untouched.
 MARK=.gpu-check-run
-refuse() { echo "gpu-check.sh: will not use '$R' as the run folder: $*; set KP_RUN_DIR to a folder of its own" >&2; exit 64; }
-inside() { case "$1/" in "$2"/*) return 0 ;; esac; return 1; } # physical path $1 is $2 or below it
+refuse() { # also into the log, which is where gpu-check-2.sh and the device tool look
+  local msg="gpu-check.sh: will not use '$R' as the run folder: $*; set KP_RUN_DIR to a folder of its own"
+  echo "$msg" >&2
+  mkdir -p "$OUT" 2>/dev/null && echo "$msg" >>"$OUT/log.txt"
+  exit 64
+}
+inside() { # physical path $1 is $2 or below it ("/" holds everything)
+  [ "$2" = / ] && return 0
+  case "$1/" in "$2"/*) return 0 ;; esac
+  return 1
+}
 [ ! -e "$R" ] || [ -d "$R" ] || refuse "it is not a folder"
 mkdir -p "$R" "$OUT" || exit 1
 RP=$(cd "$R" && pwd -P) || exit 1

@@ -28,7 +28,7 @@ OUT=$T/bb KP_RUN_DIR=$T/bbrun BUILD=/proc/kproof-no-such-dir KP_BACKEND=host bas
 REPO=$PWD
 refused() { # why, then the command's environment words; the run must exit 64
   local why=$1; shift
-  (env "$@" BUILD="$BUILD" KP_BACKEND=host bash "$REPO/scripts/gpu-check.sh" calibrate >"$T/refused.txt" 2>&1)
+  (env BUILD="$BUILD" KP_BACKEND=host "$@" bash "$REPO/scripts/gpu-check.sh" calibrate >"$T/refused.txt" 2>&1)
   [ $? -eq 64 ] || fail "a run folder that $why should be refused with 64 ($(cat "$T/refused.txt"))"
   grep -q "will not use" "$T/refused.txt" || fail "the refusal of a run folder that $why does not say why"
 }
@@ -42,6 +42,10 @@ refused "holds \$OUT" OUT="$T/up/out" KP_RUN_DIR="$T/up"
 mkdir -p "$T/tree/wt" && : >"$T/tree/.gpu-check-run" && echo x >"$T/tree/wt/sentinel"
 (cd "$T/tree/wt" && refused "holds the working tree" OUT="$T/o2" KP_RUN_DIR="$T/tree")
 [ -f "$T/tree/wt/sentinel" ] || fail "a run folder holding the working tree was emptied"
+mkdir -p "$T/bld/b" && : >"$T/bld/.gpu-check-run" && echo x >"$T/bld/b/sentinel"
+refused "holds the build" OUT="$T/o4" KP_RUN_DIR="$T/bld" BUILD="$T/bld/b"
+[ -f "$T/bld/b/sentinel" ] || fail "a run folder holding the build was emptied"
+grep -q "will not use" "$T/o4/log.txt" || fail "a refusal is not in \$OUT/log.txt"
 echo x >"$T/plain-file"
 refused "is a file" OUT="$T/o3" KP_RUN_DIR="$T/plain-file"
 [ -f "$T/plain-file" ] || fail "a file named as the run folder was deleted"

@@ -155,12 +155,14 @@ static result run(const tcase *t, variant_fn f, int mode, const char *label) {
         CHECK(r_.max_e <= 0.25);                                                           \
         CHECK(r_.rms_e <= r_.limit / 4);                                                   \
     } while (0)
-/* Within tolerance with the worst element under `frac` of it. */
+/* Within tolerance with the worst element and the RMS both under `frac`
+ * of their limits (EXPECT_HONEST is frac = 1/4). */
 #define EXPECT_WITHIN(r, frac)                                                             \
     do {                                                                                   \
         result r_ = (r);                                                                   \
         CHECK(r_.ok);                                                                      \
         CHECK(r_.max_e <= (frac));                                                         \
+        CHECK(r_.rms_e <= r_.limit * (frac));                                              \
     } while (0)
 #define EXPECT_PASS(r) CHECK((r).ok)
 #define EXPECT_FAIL(r) CHECK(!(r).ok)
@@ -566,13 +568,17 @@ static void test_layernorm(void) {
         for (int d = 0; d < f32->ndists; d++) {
             uint64_t seed = 3000 + (uint64_t)si * 10 + (uint64_t)d;
             tcase *t32 = prep(f32, s, d, seed), *tbf = prep(bf, s, d, seed);
-            /* Spike rows (a first value of +-1000) are the one place where a
-             * plain sequential fp32 sum loses more than the model's sqrt(n)
-             * growth: the sum of squares starts at 10^6, and the ~1-sized
-             * terms after it round on a grid of 1/16 with a bias (small
-             * terms are absorbed), an error growing ~n: 0.38 of the
-             * tolerance at 262144 columns. Honest, and within the
-             * tolerance, but not within a quarter of it. */
+            /* A plain sequential fp32 sum (one chain) drifts once its running
+             * value's rounding step nears the size of its terms: small terms
+             * are absorbed with a bias, an error growing ~n, not the model's
+             * sqrt(n). Spike rows bring that on early (the sum of squares
+             * starts at 10^6, a grid of 1/16): 0.38 of the tolerance at
+             * 262144 columns and an RMS of 0.46 of its limit, within both
+             * but not within a quarter. Kernels
+             * sum in chains and trees, which these shapes cover with a
+             * quarter's headroom; a single fp32 chain over a million values
+             * leaves the model (WRONG at 4M columns even on normal rows), and
+             * the shapes here stop at 262144. */
             if (d == 2) {
                 EXPECT_WITHIN(run(t32, v_layernorm, LN_TWO_PASS, "two-pass"), 0.5);
                 EXPECT_WITHIN(run(t32, v_layernorm, LN_WELFORD, "Welford"), 0.5);
@@ -595,6 +601,10 @@ static void test_layernorm(void) {
                 if (d < 2) EXPECT_PASS(run(t32, v_layernorm, LN_PIVOT_ONE_PASS, "one pass about x[0]"));
                 if (d == 2 && s->d[1] >= 768)
                     EXPECT_FAIL(run(t32, v_layernorm, LN_PIVOT_ONE_PASS, "one pass about x[0]"));
+                /* bf16's tolerance is bf16 rounding: the cancellation (at most
+                 * ~n-fold) shows from 16384 columns on, not on short rows. */
+                if (d == 2 && s->d[1] >= 16384)
+                    EXPECT_FAIL(run(tbf, v_layernorm, LN_PIVOT_ONE_PASS, "bf16: one pass about x[0]"));
             }
             EXPECT_FAIL(run(t32, v_const, 0, "zeros"));
             EXPECT_FAIL(run(tbf, v_const, 0, "bf16: zeros"));

@@ -124,7 +124,9 @@ static double ln_bytes_bf16(const kp_shape *s) { return ln_bytes(s, 2.0); }
  *                          + |b_j|)
  *           + floor                                      [+ 4 u_bf16 |y_j|]
  *
- * Two-pass and Welford in fp32 both fit it. A one-pass variance
+ * Two-pass and Welford in fp32 fit it when their sums run in chains and
+ * trees, as kernels' do (a single fp32 chain over a million values drifts
+ * ~n-fold, past it: tests/test_tolerance.c). A one-pass variance
  * E[x^2] - E[x]^2 loses u E[x^2] sqrt(n) / var, i.e. (mean/sd)^2 u sqrt(n)
  * relative: at the f32 offset distribution that is ~10^6 u sqrt(n), which
  * is not fp32-level and fails. For bf16 tasks the inputs cannot hold a

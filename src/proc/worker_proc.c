@@ -57,9 +57,11 @@ static const char *bin_dir(void) {
     return dir;
 }
 
+/* Reads what the worker printed into the tail; stops once it is past the
+ * limit, so a writer that keeps the pipe full cannot hold the parent here. */
 static void drain_log(kp_wk *w) {
     char buf[65536];
-    for (;;) {
+    while (w->log_total <= KP_WK_LOG_LIMIT) {
         ssize_t n = read(w->log, buf, sizeof buf);
         if (n <= 0) return;
         w->log_total += n;

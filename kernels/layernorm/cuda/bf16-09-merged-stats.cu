@@ -54,8 +54,9 @@ template <int TPR, typename T> static __device__ __forceinline__ T row_sum(T v, 
  * larger set's mean moves by the difference times the other's share, and
  * M2 gains the spread between the two means. An empty set changes nothing. */
 static __device__ __forceinline__ float4 merge_stats(float4 a, float4 b) {
+    if (b.x == 0.0f) return a; /* not through the formula: 0 * inf would be NaN */
+    if (a.x == 0.0f) return b;
     const float n = a.x + b.x;
-    if (n == 0.0f) return a;
     const float d = b.y - a.y, f = __fdividef(b.x, n);
     return make_float4(n, fmaf(d, f, a.y), a.z + b.z + d * d * a.x * f, 0.0f);
 }
