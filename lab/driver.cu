@@ -24,14 +24,14 @@ typedef float elem;
 typedef kp_bf16 elem;
 #endif
 
-#define CK(call)                                                                                 \
-    do {                                                                                         \
-        cudaError_t e_ = (call);                                                                 \
-        if (e_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            return 1;                                                                            \
-        }                                                                                        \
-    } while (0)
+/* The first CUDA error, said once; main returns 1 on it. */
+static int failed(cudaError_t e, const char *what) {
+    if (e == cudaSuccess) return 0;
+    fprintf(stderr, "lab driver: %s: %s\n", what, cudaGetErrorString(e));
+    return 1;
+}
+#define CK(call) \
+    if (failed((call), #call)) return 1
 
 __global__ void lab_fill(elem *p, long long n, unsigned salt, float scale, float offset) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
