@@ -163,6 +163,8 @@ struct kp_check {
     double max_ratio;     /* max |got-want|/tol */
     double rms_ratio;     /* RMS of |got-want|/tol */
     double rms_limit;     /* the op's limit for rms_ratio */
+    double loose;         /* > 0: the naive loose-tol flaw: every tolerance is loose + loose |want|,
+                             no RMS limit, and a poison pattern counts as the NaN it is */
     char method[48];      /* "full", "sampled 4096 + Freivalds x2" */
     char why[200];        /* one line for people when !ok */
 };
@@ -173,10 +175,11 @@ int kp_check_output(const kp_op *op, const kp_shape *s, const void *const *in, c
 /* Per-element comparison helper that op-specific checks reuse: folds
  * (got, want, tol) at flat index i into c. Call kp_check_finish at the end. */
 void kp_check_begin(kp_check *c, double rms_limit);
+/* The same with the loose-tol flaw's `loose` (kp_ref.loose; 0: off): the
+ * one place the flaw is applied, whichever check adds the elements. */
+void kp_check_begin_loose(kp_check *c, double rms_limit, double loose);
 void kp_check_add(kp_check *c, int64_t i, double got, double want, double tol, int poisoned);
 void kp_check_finish(kp_check *c, const kp_op *op, const kp_shape *s);
-/* The naive loose-tol flaw's tolerance (kp_ref.loose): loose + loose |want|. */
-double kp_loose_tol(double loose, double want);
 
 /* Floating-point unit roundoff of fp32 (2^-24) and bf16 (2^-8). */
 #define KP_U32 5.9604644775390625e-08

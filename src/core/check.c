@@ -95,12 +95,16 @@
  * and got/want/tol hold that element's values. Severity decides which
  * element first_bad names: poison > NaN/Inf > over tolerance > worst. */
 
-void kp_check_begin(kp_check *c, double rms_limit) {
+void kp_check_begin(kp_check *c, double rms_limit) { kp_check_begin_loose(c, rms_limit, 0); }
+
+void kp_check_begin_loose(kp_check *c, double rms_limit, double loose) {
     memset(c, 0, sizeof *c);
     c->first_bad = -1;
-    c->rms_limit = rms_limit;
+    c->loose = loose > 0 ? loose : 0;
+    c->rms_limit = c->loose > 0 ? INFINITY : rms_limit;
     c->ok = 1;
-    snprintf(c->method, sizeof c->method, "full");
+    if (c->loose > 0) snprintf(c->method, sizeof c->method, "loose (%g abs + %g rel)", c->loose, c->loose);
+    else snprintf(c->method, sizeof c->method, "full");
 }
 
 /* Sum of squared ratios: kept in `rms_ratio` until finish turns it into
@@ -108,7 +112,7 @@ void kp_check_begin(kp_check *c, double rms_limit) {
  * elements plus unusable ones; `poisoned + nonfinite` are the unusable. */
 
 int kp_check_scan(kp_check *c, int64_t i, double got, int poisoned) {
-    if (poisoned) {
+    if (poisoned && c->loose == 0) { /* an allclose sees NaN, not a pattern */
         if (c->poisoned++ == 0) {
             c->first_bad = i;
             c->got = got;
@@ -131,6 +135,7 @@ int kp_check_scan(kp_check *c, int64_t i, double got, int poisoned) {
 
 void kp_check_add(kp_check *c, int64_t i, double got, double want, double tol, int poisoned) {
     c->checked++;
+    if (c->loose > 0) tol = c->loose * (1 + fabs(want));
     if (!kp_check_scan(c, i, got, poisoned)) {
         /* Fill in what the element should have held, for the message. */
         if (c->first_bad == i) {
@@ -213,21 +218,15 @@ void kp_check_finish(kp_check *c, const kp_op *op, const kp_shape *s) {
 int kp_check_output(const kp_op *op, const kp_shape *s, const void *const *in, const kp_ref *ref, const void *out,
                     uint64_t rng, kp_check *c) {
     if (!ref->want && op->check) return op->check(op, s, in, ref, out, rng, c);
-    /* The naive loose flaw: allclose, which sees NaN, not a poison pattern. */
-    int loose = ref->loose > 0;
-    kp_check_begin(c, loose ? INFINITY : op->rms_limit);
-    if (!ref->want || (!ref->tol && !loose)) {
+    kp_check_begin_loose(c, op->rms_limit, ref->loose);
+    if (!ref->want || (!ref->tol && c->loose == 0)) {
         c->ok = 0;
         snprintf(c->why, sizeof c->why, "no reference to compare with");
         return -1;
     }
     kp_dtype t = op->bufs[kp_op_output_buf(op)].dtype;
     for (int64_t i = 0; i < ref->n; i++)
-        kp_check_add(c, i, kp_ld(out, t, i), ref->want[i], loose ? kp_loose_tol(ref->loose, ref->want[i]) : ref->tol[i],
-                     loose ? 0 : kp_poison_at(out, t, i));
+        kp_check_add(c, i, kp_ld(out, t, i), ref->want[i], ref->tol ? ref->tol[i] : 0, kp_poison_at(out, t, i));
     kp_check_finish(c, op, s);
-    if (loose) snprintf(c->method, sizeof c->method, "loose (%g abs + %g rel)", ref->loose, ref->loose);
     return 0;
 }
-
-double kp_loose_tol(double loose, double want) { return loose * (1 + fabs(want)); }

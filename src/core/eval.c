@@ -596,8 +596,8 @@ static void lazy_chunk_ref(void *arg, int j) {
 
 /* ---- checking outputs ------------------------------------------------------------- */
 
-/* The naive loose-tol flaw's tolerance, applied by the checks themselves
- * through kp_ref.loose. */
+/* The naive loose-tol flaw's tolerance: kp_ref.loose for the op checks,
+ * kp_check_begin_loose here; kp_check applies it. */
 #define LOOSE_TOL 1e-2
 
 static void keep_worst(kp_shape_result *sr, const kp_check *k) {
@@ -667,13 +667,12 @@ static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, 
     }
     if (!bad) {
         kp_check k;
-        kp_check_begin(&k, FLAW(c, KP_FLAW_LOOSE_TOL) ? INFINITY : c->op->rms_limit);
+        kp_check_begin_loose(&k, c->op->rms_limit, FLAW(c, KP_FLAW_LOOSE_TOL) ? LOOSE_TOL : 0);
         for (int j = 0; j < SAMPLE_CHUNKS; j++)
             for (int64_t i = 0; i < CHUNK_ELEMS; i++) {
                 const char *chunk = chunks + (size_t)j * CHUNK_ELEMS * es;
                 double got = kp_load(chunk, t, i), w = want[(int64_t)j * CHUNK_ELEMS + i];
-                double tl = FLAW(c, KP_FLAW_LOOSE_TOL) ? kp_loose_tol(LOOSE_TOL, w) : tol[(int64_t)j * CHUNK_ELEMS + i];
-                kp_check_add(&k, start[j] + i, got, w, tl, !FLAW(c, KP_FLAW_LOOSE_TOL) && kp_is_poison(chunk, t, i));
+                kp_check_add(&k, start[j] + i, got, w, tol[(int64_t)j * CHUNK_ELEMS + i], kp_is_poison(chunk, t, i));
             }
         kp_check_finish(&k, c->op, sh);
         snprintf(k.method, sizeof k.method, "sampled %d x %d", SAMPLE_CHUNKS, CHUNK_ELEMS);

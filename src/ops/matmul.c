@@ -231,7 +231,7 @@ static int mm_check(const kp_op *op, const kp_shape *s, const void *const *in, c
     /* The loose flaw: a naive harness's allclose on the samples, no
      * projections (no naive harness has them). */
     int loose = ref->loose > 0;
-    kp_check_begin(c, loose ? INFINITY : op->rms_limit);
+    kp_check_begin_loose(c, op->rms_limit, ref->loose);
     snprintf(c->method, sizeof c->method, loose ? "sampled %d, loose" : "sampled %d + Freivalds x2", KP_MM_SAMPLES);
     int64_t nc = N < KP_MM_COLS ? N : KP_MM_COLS;
     int64_t *cols = malloc((size_t)nc * sizeof *cols);
@@ -251,7 +251,7 @@ static int mm_check(const kp_op *op, const kp_shape *s, const void *const *in, c
         for (int64_t j = 0; j < N; j++) {
             int64_t idx = i * N + j;
             double g = kp_ld(out, tc, idx);
-            if (!kp_check_scan(c, idx, g, !loose && kp_poison_at(out, tc, idx))) continue; /* loose: NaN, not poison */
+            if (!kp_check_scan(c, idx, g, kp_poison_at(out, tc, idx))) continue;
             g2 += g * g;
             p1 += g * sg[j];
             p2 += g * sg[N + j];
@@ -296,7 +296,7 @@ static int mm_check(const kp_op *op, const kp_shape *s, const void *const *in, c
         int64_t idx = i * N + j;
         double g = kp_ld(out, tc, idx);
         if (kp_poison_at(out, tc, idx) || !isfinite(g)) continue; /* counted by the scan */
-        kp_check_add(c, idx, g, w, loose ? kp_loose_tol(ref->loose, w) : mm_tol(op, S, w, sqrtK), 0);
+        kp_check_add(c, idx, g, w, mm_tol(op, S, w, sqrtK), 0);
     }
     kp_check_finish(c, op, s);
     rc = 0;
