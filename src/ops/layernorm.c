@@ -63,9 +63,9 @@ static kp_gen ln_gen_f32(const kp_shape *s, int buf, int dist) {
     } else if (dist == 2) {
         /* Column 0 of every row. A kernel that shifts by the row's first
          * value (to keep its sums small) and then takes E[d^2] - E[d]^2
-         * of d = x - x[0] cancels ~n-fold here: the sum of squares is
-         * ~1000^2 n and the variance ~1000^2. Two passes, Welford and
-         * Chan's merge do not. 1000 is exact in bf16 too. */
+         * of d = x - x[0] cancels ~n-fold here: E[d^2] is ~1000^2 and the
+         * variance ~1000^2 / n. Two passes, Welford and Chan's merge do
+         * not. 1000 is exact in bf16 too. */
         g.period = s->d[1];
         g.spike = 1000.0f;
     }
