@@ -23,8 +23,8 @@
 # calibrate ~4 s; init of all 7 ops at 2 s a shape 400 s (naive matmul at
 # 8192^3 is most of it); one softmax/layernorm/sum
 # kernel at its canonical shapes, 1.5 s each, 18-60 s; torch for softmax,
-# layernorm and sum at 1 s per mode and shape 152 s; the demo 367 s with 4
-# rows in flight (the last three on 16 of the 32 cores).
+# layernorm and sum at 1 s per mode and shape 152 s; the demo 292 s with 4
+# rows in flight on 16 cores (results/2026-11-30-h200x2-session4).
 # Writes into $OUT (default ./gpu-out): log.txt, summary.md and results.tgz
 # holding every JSON/markdown result; scripts/collect-results.sh unpacks one
 # into a results folder for committing. Each stage has its own time
@@ -148,11 +148,13 @@ kernel_files() {
     echo "$f"
   done
 }
+# The op family of a kernel file: kernels/<family>/<backend>/<file>.
+family_of() { basename "$(dirname "$(dirname "$1")")"; }
 # One eval of kernel file $1 into $2/<family>-<base>.{json,err}, extra args after.
 eval_kernel() {
   local f=$1 dir=$2; shift 2
   local fam base dt extra=""
-  fam=$(basename "$(dirname "$(dirname "$f")")")
+  fam=$(family_of "$f")
   base=$(basename "$f"); base=${base%.*}
   dt=${base%%-*}
   case "$base" in *cublas*) extra="--allow-library" ;; esac
@@ -160,7 +162,7 @@ eval_kernel() {
     >"$dir/$fam-$base.json" 2>"$dir/$fam-$base.err"
   echo "$fam/$base: exit $? $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["verdict"], d.get("check",""), round(d.get("wall_s",0),1), "s", d.get("detail","")[:160])' "$dir/$fam-$base.json" 2>/dev/null || tail -2 "$dir/$fam-$base.err")"
 }
-export -f eval_kernel
+export -f eval_kernel family_of
 export K EXT
 
 # What a newcomer gets: `kproof init OP` for every op and dtype, written
@@ -197,7 +199,7 @@ stage_kernels() {
     # KP_BUDGET_<family> (e.g. KP_BUDGET_sum=10) overrides KP_BUDGET for
     # one op: a shape whose samples are a few microseconds needs more of
     # them to settle than one of a hundred.
-    fam=$(basename "$(dirname "$(dirname "$f")")")
+    fam=$(family_of "$f")
     budget=KP_BUDGET_$fam
     budget=${!budget:-${KP_BUDGET:-3}}
     echo "$fam/$(basename "${f%.*}"): timing budget $budget s a shape"
