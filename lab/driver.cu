@@ -1,9 +1,9 @@
 /* lab/driver.cu: one kernel file's entry point, called in a loop on one
- * shape, for a profiler (ncu) or a quick event timing. Not a harness: no
- * checks, warm after the first call, inputs from a hash. kproof's numbers
- * come from kproof; this is for seeing inside a kernel (lab/profile.sh).
+ * shape, for a profiler (ncu) or a quick screen of variants (lab/screen.sh).
+ * Not a harness: no checks, inputs from a hash; each call starts with a
+ * cold L2 (a 256 MiB read before it). kproof's numbers come from kproof.
  *   nvcc ... -DLAB_OP=LAB_SOFTMAX_BF16 lab/driver.cu KERNEL.cu -o drv
- *   ./drv ROWS COLS [CALLS]
+ *   ./drv ROWS COLS [CALLS [copy]]   (copy: cudaMemcpy of the same bytes)
  */
 #include <kproof/kernel.h>
 
@@ -46,55 +46,92 @@ __global__ void lab_fill(elem *p, long long n, unsigned salt, float scale, float
     }
 }
 
+/* Reads a buffer larger than L2 so the next call starts cold with no dirty
+ * lines to write back (a clean flush, as kproof's timing does). */
+__global__ void lab_flush(const float4 *p, long long n, float *sink) {
+    float acc = 0.0f;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        acc += p[i].x;
+    if (acc == 12345.0f) *sink = acc; /* keeps the loads */
+}
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s ROWS COLS [CALLS]\n", argv[0]);
+        fprintf(stderr, "usage: %s ROWS COLS [CALLS [copy]]\n", argv[0]);
         return 64;
     }
     const long long rows = atoll(argv[1]), cols = atoll(argv[2]);
     const int calls = argc > 3 ? atoi(argv[3]) : 20;
+    const int copy = argc > 4 && argv[4][0] == 'c'; /* cudaMemcpy of the same bytes instead */
+    if (rows <= 0 || cols <= 0 || calls < 2 || calls > 100000) {
+        fprintf(stderr, "lab driver: bad ROWS COLS CALLS\n");
+        return 64;
+    }
     const long long n = rows * cols;
-    elem *x, *y, *w, *b;
-    CK(cudaMalloc(&x, n * sizeof(elem)));
-    CK(cudaMalloc(&y, n * sizeof(elem)));
+    /* two input/output pairs, alternated, and a 256 MiB flush read before
+     * every call: each call starts with a cold L2 */
+    elem *x[2], *y[2], *w, *b;
+    float4 *fl;
+    float *sink;
+    const long long fl_n = (256ll << 20) / 16;
+    for (int k = 0; k < 2; k++) {
+        CK(cudaMalloc(&x[k], n * sizeof(elem)));
+        CK(cudaMalloc(&y[k], n * sizeof(elem)));
+    }
     CK(cudaMalloc(&w, cols * sizeof(elem)));
     CK(cudaMalloc(&b, cols * sizeof(elem)));
-    lab_fill<<<1024, 256>>>(x, n, 1u, 4.0f, 0.0f);
-    lab_fill<<<64, 256>>>(w, cols, 2u, 0.5f, 1.0f);
-    lab_fill<<<64, 256>>>(b, cols, 3u, 1.0f, 0.0f);
+    CK(cudaMalloc(&fl, fl_n * 16));
+    CK(cudaMalloc(&sink, sizeof(float)));
+    CK(cudaMemset(fl, 0, fl_n * 16));
+    for (int k = 0; k < 2; k++) lab_fill<<<1024, 256>>>(x[k], n, 1u + k, 4.0f, 0.0f);
+    lab_fill<<<64, 256>>>(w, cols, 7u, 0.5f, 1.0f);
+    lab_fill<<<64, 256>>>(b, cols, 8u, 1.0f, 0.0f);
     CK(cudaDeviceSynchronize());
     cudaStream_t s;
     CK(cudaStreamCreate(&s));
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    float best = 1e30f, total = 0.0f;
+    float *t = (float *)malloc(sizeof(float) * calls);
+    if (!t) return 1;
     for (int c = 0; c < calls; c++) {
+        const int k = c & 1;
+        lab_flush<<<132 * 8, 256, 0, s>>>(fl, fl_n, sink);
         CK(cudaEventRecord(e0, s));
+        int rc = 0;
+        if (copy) {
+            CK(cudaMemcpyAsync(y[k], x[k], n * sizeof(elem), cudaMemcpyDeviceToDevice, s));
+        } else {
 #if LAB_OP == LAB_SOFTMAX_F32
-        int rc = kp_softmax_f32(x, y, rows, cols, s);
+            rc = kp_softmax_f32(x[k], y[k], rows, cols, s);
 #elif LAB_OP == LAB_SOFTMAX_BF16
-        int rc = kp_softmax_bf16(x, y, rows, cols, s);
+            rc = kp_softmax_bf16(x[k], y[k], rows, cols, s);
 #elif LAB_OP == LAB_LAYERNORM_F32
-        int rc = kp_layernorm_f32(x, w, b, y, rows, cols, s);
+            rc = kp_layernorm_f32(x[k], w, b, y[k], rows, cols, s);
 #else
-        int rc = kp_layernorm_bf16(x, w, b, y, rows, cols, s);
+            rc = kp_layernorm_bf16(x[k], w, b, y[k], rows, cols, s);
 #endif
+        }
         CK(cudaEventRecord(e1, s));
         CK(cudaEventSynchronize(e1));
         if (rc) {
             fprintf(stderr, "the entry point returned %d\n", rc);
             return 1;
         }
-        float ms = 0.0f;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (c > 0) { /* the first call loads the module */
-            total += ms;
-            best = ms < best ? ms : best;
-        }
+        CK(cudaEventElapsedTime(&t[c], e0, e1));
     }
+    /* the first call loads the module: left out */
+    qsort(t + 1, calls - 1, sizeof(float), cmp_float);
+    const int m = calls - 1;
+    const float med = t[1 + m / 2], q1 = t[1 + m / 4], q3 = t[1 + (3 * m) / 4];
     const double bytes = 2.0 * (double)n * sizeof(elem);
-    printf("%lldx%lld: %d calls, mean %.2f us, best %.2f us (%.0f GB/s), warm L2 between calls\n", rows, cols,
-           calls - 1, 1e3 * total / (calls - 1), 1e3 * best, bytes / (best * 1e-3) / 1e9);
+    printf("%s %lldx%lld: %d calls, cold L2, median %.2f us [q1 %.2f, q3 %.2f] (%.0f GB/s)\n", copy ? "copy" : "kernel",
+           rows, cols, m, 1e3 * med, 1e3 * q1, 1e3 * q3, bytes / (med * 1e-3) / 1e9);
+    free(t);
     return 0;
 }

@@ -107,3 +107,128 @@ for tag, threads in (("97-lab-online1024", 1024), ("98-lab-online512", 512)):
     t = t.replace(" */\n", f" * LAB {tag}: 07 with rows of 16K-32K on the two-pass online kernel, {threads} threads a row.\n * kproof-best: no\n */\n", 1)
     open(f"{root}/kernels/softmax/cuda/bf16-{tag}.cu", "w").write(t)
     print(f"kernels/softmax/cuda/bf16-{tag}.cu")
+
+# ---- session 5 ------------------------------------------------------------
+# Two reads instead of a row held on chip, for layernorm rows of 2K-32K:
+# pass 1 streams the row through a few registers, each thread merging the
+# (count, mean, M2) of every chunk by Chan's formula (a chunk's own two
+# passes over registers, no pivot), one block reduction; pass 2 reads the
+# row again (just read by this block, so from L2) and writes it. A row
+# costs few registers, so 4-8 rows per SM are in flight instead of 2.
+REREAD = r'''
+/* LAB reread: a row read twice, the second time from L2 (see lab/gen.py). */
+template <int VEC, int THREADS, int UNROLL, typename T>
+static __global__ __launch_bounds__(THREADS, 1536 / THREADS) void layernorm_reread(
+    const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y, int64_t cols) {
+    __shared__ float4 sh_stats[32];
+    const T *xr = x + (int64_t)blockIdx.x * cols;
+    T *yr = y + (int64_t)blockIdx.x * cols;
+    const int n = (int)(cols / VEC);
+    const int t = (int)threadIdx.x;
+    float4 st = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int base = t; base < n; base += THREADS * UNROLL) {
+        float v[UNROLL * VEC];
+        float cnt = 0.0f, s = 0.0f;
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int i = base + u * THREADS;
+            if (i < n) {
+                vec<VEC>::load(xr, i, &v[u * VEC]);
+                cnt += (float)VEC;
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = 0.0f;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < UNROLL * VEC; j++) s += v[j];
+        const float cm = s / cnt;
+        float q = 0.0f;
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            if (base + u * THREADS < n) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) {
+                    const float e = v[u * VEC + j] - cm;
+                    q = fmaf(e, e, q);
+                }
+            }
+        }
+        st = merge_stats(st, make_float4(cnt, cm, q, 0.0f));
+    }
+    st = row_stats<THREADS>(st, sh_stats);
+    const float mean = st.y;
+    const float rstd = 1.0f / sqrtf(st.z / (float)cols + (float)KP_LAYERNORM_EPS);
+    for (int base = t; base < n; base += THREADS * UNROLL) {
+        float v[UNROLL * VEC];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int i = base + u * THREADS;
+            if (i < n) vec<VEC>::load(xr, i, &v[u * VEC]);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int i = base + u * THREADS;
+            if (i < n) {
+                float wv[VEC], bv[VEC];
+                vec<VEC>::load(w, i, wv);
+                vec<VEC>::load(b, i, bv);
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = fmaf((v[u * VEC + j] - mean) * rstd, wv[j], bv[j]);
+                vec<VEC>::store(yr, i, &v[u * VEC]);
+            }
+        }
+    }
+}
+
+'''
+def reread(name, dtype, vec, lo, hi, threads, unroll, tag):
+    s = open(f"{root}/kernels/layernorm/cuda/{name}").read()
+    T = "float" if dtype == "f32" else "kp_bf16"
+    anchor = "/* ---- launchers"
+    assert s.count(anchor) == 1
+    s = s.replace(anchor, REREAD + anchor, 1)
+    route = (f"    if (VEC == {vec} && cols > {lo} && cols <= {hi}) {{\n"
+             f"        layernorm_reread<{vec}, {threads}, {unroll}, {T}><<<(unsigned)rows, {threads}, 0, stream>>>(x, w, b, y, cols);\n"
+             f"        KP_TRY(cudaGetLastError());\n        return 0;\n    }}\n")
+    first = "    if (cols <= 128) return" if dtype == "f32" else "    if (cols <= 256) return"
+    assert s.count(first) == 1
+    s = s.replace(first, route + first, 1)
+    s = s.replace(" */\n", f" * LAB {tag}: rows of {lo + 1}-{hi} read twice, {threads} threads x {unroll} chunks; an experiment.\n * kproof-best: no\n */\n", 1)
+    out = f"kernels/layernorm/cuda/{dtype}-{tag}.cu"
+    open(f"{root}/{out}", "w").write(s)
+    print(out)
+reread("bf16-09-merged-stats.cu", "bf16", 8, 8192, 32768, 256, 2, "90-lab-reread256")
+reread("bf16-09-merged-stats.cu", "bf16", 8, 8192, 32768, 512, 2, "89-lab-reread512")
+reread("bf16-09-merged-stats.cu", "bf16", 8, 8192, 32768, 1024, 2, "88-lab-reread1024")
+reread("f32-08-merged-stats.cu", "f32", 4, 2048, 32768, 256, 2, "90-lab-reread256")
+reread("f32-08-merged-stats.cu", "f32", 4, 2048, 32768, 512, 1, "89-lab-reread512")
+
+# softmax f32 at 1024 columns: a warp a row in smaller blocks (finer tail).
+s = open(f"{root}/kernels/softmax/cuda/f32-06-split-row.cu").read()
+line = "    if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, y, rows, cols, stream);"
+for tag, cfg in (("90-lab-warp128", "<VEC, 32, 32, 128>"), ("89-lab-warp64", "<VEC, 32, 32, 64>")):
+    t = s.replace(line, line.replace("<VEC, 32, 32, 256>", cfg))
+    t = t.replace(" */\n", f" * LAB {tag}: 06 with {cfg} at 1024 columns; an experiment.\n * kproof-best: no\n */\n", 1)
+    open(f"{root}/kernels/softmax/cuda/f32-{tag}.cu", "w").write(t)
+    print(f"kernels/softmax/cuda/f32-{tag}.cu")
+
+# softmax bf16 long rows: the online kernel at 256 threads a row, and a
+# diagnostic (wrong output, timing only): 07's stream kernel with exp2
+# replaced by an FMA, to see how much of a row's time the exp2s hold.
+s = open(f"{root}/kernels/softmax/cuda/bf16-07-stream-rows.cu").read()
+s2 = s
+for line in ("    if (VEC == 8 && cols <= 32768) return launch_stream<4>(x, y, rows, cols, stream);\n",
+             "    if (cols <= 32768) return launch_regs<VEC, 32, 1024, 1024>(x, y, rows, cols, stream);\n"):
+    s2 = s2.replace(line, "")
+t = s2.replace("enum { ONLINE_THREADS = 1024, ONLINE_UNROLL = 4 };", "enum { ONLINE_THREADS = 256, ONLINE_UNROLL = 4 };")
+t = t.replace(" */\n", " * LAB 99-lab-online256: 07 with rows of 16K-32K on the two-pass online kernel, 256 threads a row.\n * kproof-best: no\n */\n", 1)
+open(f"{root}/kernels/softmax/cuda/bf16-99-lab-online256.cu", "w").write(t)
+print("kernels/softmax/cuda/bf16-99-lab-online256.cu")
+i0 = s.index("template <int CH>\nstatic __global__ __launch_bounds__(STREAM_TPB, 1) void softmax_stream")
+i1 = s.index("/* ---- rows over 32768 elements")
+body = s[i0:i1].replace("exp2f(", "lab_noexp(")
+t = s[:i0] + "static __device__ __forceinline__ float lab_noexp(float v) { return fmaf(v, 0.001f, 1.0f); }\n" + body + s[i1:]
+t = t.replace(" */\n", " * LAB 96-lab-noexp: DIAGNOSTIC, WRONG OUTPUT: 07 with the stream kernel's exp2 replaced by an FMA.\n * kproof-best: no\n */\n", 1)
+open(f"{root}/kernels/softmax/cuda/bf16-96-lab-noexp.cu", "w").write(t)
+print("kernels/softmax/cuda/bf16-96-lab-noexp.cu")

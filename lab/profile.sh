@@ -24,7 +24,7 @@ one_kernel() { # file rows cols
   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -DLAB_OP="$macro" lab/driver.cu "$f" -o "$exe" \
     >"$W/$fam-$base.build.txt" 2>&1 || { echo "$f: build failed"; tail -5 "$W/$fam-$base.build.txt"; return; }
   "$exe" "$rows" "$cols" 20 | tee "$W/$fam-$base-${rows}x$cols.time.txt"
-  timeout 300 ncu --clock-control none --launch-skip 3 --launch-count 1 -k "regex:^(?!lab_fill)" $SECTIONS \
+  timeout 300 ncu --clock-control none --launch-skip 3 --launch-count 1 -k "regex:^(?!lab_)" $SECTIONS \
     "$exe" "$rows" "$cols" 5 >"$W/$fam-$base-${rows}x$cols.ncu.txt" 2>&1
   echo "$f ${rows}x$cols: ncu exit $? ($(grep -m1 -E 'DRAM Throughput|==ERROR==|==WARNING==' "$W/$fam-$base-${rows}x$cols.ncu.txt" | tr -s ' '))"
 }

@@ -1,0 +1,56 @@
+"""lab/torch_kernels.py: which kernels torch.compile runs for softmax and
+layernorm at one shape, with their launch shape (grid, block, registers,
+shared memory) from the profiler's trace, and their Triton source. For
+learning what a baseline does, not for timing it (bench/torch_baselines.py
+times torch under kproof's protocol).
+  python3 lab/torch_kernels.py OUTDIR OP:DTYPE:ROWS:COLS ...
+Writes OUTDIR/torch-kernels.txt and OUTDIR/inductor-*.py."""
+import json, os, sys, tempfile
+import torch
+from torch._inductor.utils import run_and_get_code
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+report = open(os.path.join(out, "torch-kernels.txt"), "w")
+def say(*a):
+    print(*a); print(*a, file=report); report.flush()
+for spec in sys.argv[2:]:
+    op, dt, rows, cols = spec.split(":")
+    rows, cols = int(rows), int(cols)
+    dtype = torch.float32 if dt == "f32" else torch.bfloat16
+    x = torch.randn(rows, cols, device="cuda", dtype=dtype)
+    w = torch.randn(cols, device="cuda", dtype=dtype)
+    b = torch.randn(cols, device="cuda", dtype=dtype)
+    f = (lambda x: torch.softmax(x, -1)) if op == "softmax" else (
+        lambda x: torch.nn.functional.layer_norm(x, (cols,), w, b, 1e-5))
+    for mode in ("default", "max-autotune-no-cudagraphs"):
+        torch._dynamo.reset()
+        g = torch.compile(f, dynamic=False, mode=None if mode == "default" else mode)
+        try:
+            _, codes = run_and_get_code(g, x)
+        except Exception as e:  # noqa: BLE001 - report and go on
+            say(f"{spec} {mode}: compile failed: {e}")
+            continue
+        name = f"inductor-{op}-{dt}-{rows}x{cols}-{mode}.py"
+        open(os.path.join(out, name), "w").write("\n\n# ----\n".join(codes))
+        for _ in range(5):
+            g(x)
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for _ in range(3):
+                g(x)
+            torch.cuda.synchronize()
+        tf = tempfile.mktemp(suffix=".json")
+        prof.export_chrome_trace(tf)
+        seen = set()
+        for ev in json.load(open(tf)).get("traceEvents", []):
+            if ev.get("cat") != "kernel":
+                continue
+            a = ev.get("args", {})
+            key = (ev["name"], str(a.get("grid")), str(a.get("block")))
+            if key in seen:
+                continue
+            seen.add(key)
+            say(f"{spec} {mode}: {ev['name'][:80]} grid {a.get('grid')} block {a.get('block')} "
+                f"regs {a.get('registers per thread')} smem {a.get('shared memory')} "
+                f"blocks/SM {a.get('blocks per SM')} occupancy {a.get('est. achieved occupancy %')} dur {ev.get('dur')} us")
