@@ -451,8 +451,81 @@ static void test_softmax(void) {
 
 enum {
     LN_TWO_PASS, LN_WELFORD, LN_MULTI_ACC, LN_PIVOT, LN_PIVOT_ONE_PASS, LN_ONE_PASS, LN_BF16_IN, LN_BF16_ARITH,
-    LN_BIAS, LN_IDX_BUG
+    LN_BIAS, LN_IDX_BUG, LN_NESTED
 };
+
+/* The sum of 32 lanes' values by an xor butterfly, as a warp's shuffles
+ * add them (every lane ends with the same bits; lane 0's is returned). */
+static float butterfly32(const float *in) {
+    float v[32], u[32];
+    memcpy(v, in, sizeof v);
+    for (int o = 16; o > 0; o >>= 1) {
+        for (int l = 0; l < 32; l++) u[l] = v[l] + v[l ^ o];
+        memcpy(v, u, sizeof v);
+    }
+    return v[0];
+}
+/* 32 (count, mean, M2) triples combined about the pivot, as the CUDA
+ * kernels' combine() does: shifted sums added plainly, one division. */
+static void combine32(const float *num, const float *mean, const float *m2, float pivot, float *on, float *om,
+                      float *oq) {
+    float a[32], b[32];
+    for (int l = 0; l < 32; l++) {
+        const float e = mean[l] - pivot;
+        a[l] = num[l] * e;
+        b[l] = fmaf(num[l] * e, e, m2[l]);
+    }
+    const float sa = butterfly32(a), sb = butterfly32(b), c = butterfly32(num);
+    *on = c;
+    *om = c > 0 ? pivot + sa / c : 0.0f;
+    *oq = c > 0 ? fmaxf(sb - sa * (sa / c), 0.0f) : 0.0f;
+}
+/* The statistics of layernorm f32 09 / bf16 10 (nested pivots) for one
+ * row, in the kernels' layout: VEC-wide chunks, chunk k*TPR + t to thread
+ * t, PER values a thread, two chains a thread; a thread's sums about its
+ * first value, a warp's about its first lane's mean, the row's about its
+ * first warp's mean. Rows over 32768 take the kernels' long path, not this. */
+static void nested_stats(const float *xr, int64_t cols, int vec, float *mean, float *m2) {
+    int per = 32, tpr;
+    if (cols <= 128) per = 4, tpr = 32;
+    else if (cols <= 256) per = 8, tpr = 32;
+    else if (cols <= 512) per = 16, tpr = 32;
+    else if (cols <= 1024) tpr = 32;
+    else if (cols <= 2048) per = 16, tpr = 128;
+    else if (cols <= 4096) tpr = 128;
+    else if (cols <= 8192) tpr = 256;
+    else if (cols <= 16384) tpr = 512;
+    else tpr = 1024;
+    const int n = (int)(cols / vec), chunks = per / vec;
+    float wn[32] = {0}, wm[32] = {0}, wq[32] = {0};
+    for (int wi = 0; wi < tpr / 32; wi++) {
+        float tn[32], tm[32], tq[32];
+        for (int l = 0; l < 32; l++) {
+            const int t = wi * 32 + l;
+            tn[l] = tm[l] = tq[l] = 0.0f;
+            if (t >= n) continue;
+            const float pt = xr[(int64_t)t * vec];
+            float s[2] = {0, 0}, q[2] = {0, 0}, cnt = 0;
+            for (int k = 0; k < chunks && k * tpr + t < n; k++) {
+                for (int j = 0; j < vec; j++) {
+                    const float d = xr[(int64_t)(k * tpr + t) * vec + j] - pt;
+                    s[(k * vec + j) & 1] += d;
+                    q[(k * vec + j) & 1] = fmaf(d, d, q[(k * vec + j) & 1]);
+                }
+                cnt += (float)vec;
+            }
+            const float sd = s[0] + s[1];
+            tn[l] = cnt;
+            tm[l] = pt + sd / cnt;
+            tq[l] = fmaxf((q[0] + q[1]) - sd * (sd / cnt), 0.0f);
+        }
+        combine32(tn, tm, tq, tm[0], &wn[wi], &wm[wi], &wq[wi]);
+    }
+    float rn = wn[0], rm = wm[0], rq = wq[0];
+    if (tpr > 32) combine32(wn, wm, wq, wm[0], &rn, &rm, &rq);
+    *mean = rm;
+    *m2 = rq;
+}
 
 static void v_layernorm(const kp_op *op, const kp_shape *s, const void *const *in, void *out, int mode) {
     int64_t rows = s->d[0], cols = s->d[1];
@@ -530,6 +603,21 @@ static void v_layernorm(const kp_op *op, const kp_shape *s, const void *const *i
             var = tree_sum(p2, 128) / n - dm * dm;
             if (var < 0) var = 0;
             mean = pv + dm;
+        } else if (mode == LN_NESTED && cols <= 32768) {
+            const int vec = op->dtype == KP_BF16 ? (cols % 8 ? 1 : 8) : (cols % 4 ? 1 : 4);
+            float m2;
+            nested_stats(xr, cols, vec, &mean, &m2);
+            var = m2 / n;
+        } else if (mode == LN_NESTED) { /* the kernels' long path: two passes about x[0], double sums */
+            double s1 = 0, s2 = 0;
+            for (int64_t j = 0; j < cols; j++) s1 += (double)(xr[j] - xr[0]);
+            const float delta = (float)(s1 / (double)cols);
+            for (int64_t j = 0; j < cols; j++) {
+                const float d = (xr[j] - xr[0]) - delta;
+                s2 += (double)(d * d);
+            }
+            mean = xr[0] + delta;
+            var = (float)(s2 / (double)cols);
         } else { /* LN_ONE_PASS: E[x^2] - E[x]^2 */
             float s1 = 0, s2 = 0;
             for (int64_t j = 0; j < cols; j++) {
@@ -591,6 +679,8 @@ static void test_layernorm(void) {
             EXPECT_PASS(run(tbf, v_layernorm, LN_PIVOT, "bf16: pivot-shifted, round"));
             EXPECT_PASS(run(tbf, v_layernorm, LN_TWO_PASS, "bf16: fp32 then round"));
             EXPECT_PASS(run(tbf, v_layernorm, LN_WELFORD, "bf16: Welford, round"));
+            EXPECT_HONEST(run(t32, v_layernorm, LN_NESTED, "nested pivots (f32 09)"));
+            EXPECT_PASS(run(tbf, v_layernorm, LN_NESTED, "bf16: nested pivots (10)"));
             if (s->d[1] > 1) {
                 EXPECT_FAIL(run(t32, v_layernorm, LN_BF16_IN, "bf16 inputs"));
                 EXPECT_FAIL(run(t32, v_layernorm, LN_BF16_ARITH, "bf16 arithmetic"));
