@@ -14,6 +14,13 @@ online kernel (bf16-97/98-lab-*). The call that times them at the shapes
 where issue 5 is short, next to the kernels they vary:
   KP_BUDGET=1.5 KP_KERNELS='softmax/cuda/(f32-(06|9[4-6])|bf16-(07|9[78]))|layernorm/cuda/f32-(05|9[4-6])'
   KP_EVAL_ARGS=--shape-set,canonical,--no-baseline scripts/gpu-check.sh build,calibrate,kernels
+Session 5 added (all measured in results/2026-11-30-h200-session5/, calls
+1-2, README there): two-read layernorm kernels with Chan-merged chunk
+statistics, with and without L2 eviction hints (f32/bf16-86..90-lab-*),
+softmax f32 warp-per-row block sizes (f32-89/90-lab-*), softmax bf16 online
+kernels with and without hints (bf16-93..99-lab-*) and a no-exp diagnostic
+(bf16-96-lab-noexp, wrong output by design). Only the softmax f32 launch
+shape (TPR 64, 16 floats) won; it is softmax f32 07.
 Every file this script writes is an experiment: delete them after the run."""
 import re, sys, os
 root = os.path.dirname(os.path.abspath(__file__)) + "/.."

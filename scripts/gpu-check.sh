@@ -94,12 +94,16 @@ pack() { # each packer its own temp file; the rename is atomic
   tar czf "$tmp" --exclude "./$MARK" -C "$R" . 2>/dev/null && mv -f "$tmp" "$OUT/results.tgz" || rm -f "$tmp"
 }
 stamp() { pack; echo "== $(date -u +%H:%M:%S) $*"; }
-# And every 20 s in the background: a run killed at the device's time limit
-# still brings back what it had.
-( while sleep 20; do pack; done ) >/dev/null 2>&1 </dev/null &
+# And every KP_PACK_EVERY s (20) in the background: a run killed at the
+# device's time limit still brings back what it had.
+( while sleep "${KP_PACK_EVERY:-20}"; do pack; done ) >/dev/null 2>&1 </dev/null &
 PACKER=$!
-# On exit: stop the packer, then let tee finish writing log.txt.
-trap 'kill $PACKER 2>/dev/null; exec >&- 2>&-; wait $TEE 2>/dev/null' EXIT
+# On exit, a signal's too (timeout's TERM): stop the packer, leave the log
+# pipe (tee may be gone with the signal, and a write into its pipe would
+# end this trap), pack once more (results finished since the packer's last
+# round are lost otherwise: session 5 lost eight finished correctness
+# results that way), then let tee finish writing log.txt.
+trap 'kill $PACKER 2>/dev/null; exec >/dev/null 2>&1; pack; wait $TEE 2>/dev/null' EXIT
 
 stamp "env"
 {
@@ -187,6 +191,9 @@ stage_init() {
 stage_correct() {
   stamp "correct"
   mkdir -p "$R/correct"
+  # KP_JOBS evaluations at once: each holds the float64 references of the
+  # largest shapes in memory; 9 at once on a 128 GiB machine had one killed
+  # (exit 137) in session 5.
   kernel_files "$KP_CORRECT_KERNELS" | xargs -P "${KP_JOBS:-4}" -I{} bash -c 'eval_kernel "$1" "$2" --correctness' _ {} "$R/correct"
 }
 

@@ -98,4 +98,18 @@ grep -q 'torch: needs a GPU, skipped' "$T/out/log.txt" || fail "the torch stage 
 [ -s "$T/out/summary.md" ] || fail "no summary.md"
 bash scripts/collect-results.sh "$T/out/results.tgz" "$T/collected" >/dev/null || fail "collect-results.sh failed"
 grep -q "Correctness of every project kernel" "$T/collected/summary.md" || fail "collected summary lacks the correctness table"
-echo "gpu-check.sh on the host backend: all stages ran, results packed and readable"
+# A run cut short by a TERM (timeout's, at the device's limit) still packs
+# a result that finished after the packer's last round (its rounds are
+# turned off here): the exit trap packs once more.
+OUT=$T/cut KP_RUN_DIR=$T/cutrun BUILD=$BUILD KP_BACKEND=host KP_PACK_EVERY=100000 KP_JOBS=2 \
+  KP_CORRECT_KERNELS='sum/host/f32-02|matmul/host/f32-01' setsid bash scripts/gpu-check.sh correct >/dev/null 2>&1 &
+cut=$!
+done_json=$T/cutrun/correct/sum-f32-02-tree.json
+for _ in $(seq 1 600); do [ -s "$done_json" ] && break; sleep 0.2; done
+[ -s "$done_json" ] || fail "the short correctness run did not finish in 120 s"
+kill -0 "$cut" 2>/dev/null || fail "gpu-check.sh ended before it could be cut short (the slow kernel was not slow)"
+kill -TERM -- -"$cut"
+wait "$cut"
+mkdir "$T/cx" && tar xzf "$T/cut/results.tgz" -C "$T/cx" || fail "a run cut short left no readable results.tgz"
+[ -s "$T/cx/correct/sum-f32-02-tree.json" ] || fail "a run cut short lost a result that had finished"
+echo "gpu-check.sh on the host backend: all stages ran, results packed and readable; a run cut short kept its results"

@@ -16,7 +16,12 @@
  * tests/test_tolerance.c runs a host copy of this arithmetic (LN_NESTED)
  * on every shape and input distribution, spike rows included.
  * Output in fp32, rounded once to bf16.
- * H200: the kproof numbers are in the README's table (results/ named there).
+ * H200 (results/2026-11-30-h200-session5/call3-6aadba2, 1.5 s per shape):
+ * 83.18 / 86.40 / 84.69 us at 16384x4096 / 65536x1024 / 4096x16384 =
+ * 75.2 / 72.4 / 73.9% of copy, against 05's 64.91 / 64.32 / 70.94 in the
+ * same run: 19-34% slower everywhere, warp-per-row rows included. Kept as
+ * a measured dead end (see f32 09 for what its SASS shows).
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 
