@@ -103,11 +103,14 @@ for op, name, line, variants in SWEEPS:
 # softmax bf16 at 4096x32768 (07: 89.7% of copy): the two-pass online
 # kernel instead of the persistent stream, its second read meant to hit L2
 # (two rows a SM are 16 MiB of a 50 MiB L2), with 1024 and 512 threads a row.
-s = open(f"{root}/kernels/softmax/cuda/bf16-07-stream-rows.cu").read()
-for line in ("    if (VEC == 8 && cols <= 32768) return launch_stream<4>(x, y, rows, cols, stream);\n",
-             "    if (cols <= 32768) return launch_regs<VEC, 32, 1024, 1024>(x, y, rows, cols, stream);\n"):
-    assert s.count(line) == 1, line
-    s = s.replace(line, "")
+def online_long_rows(s):
+    """softmax bf16 07 with rows of 16K-32K sent to its online kernel."""
+    for line in ("    if (VEC == 8 && cols <= 32768) return launch_stream<4>(x, y, rows, cols, stream);\n",
+                 "    if (cols <= 32768) return launch_regs<VEC, 32, 1024, 1024>(x, y, rows, cols, stream);\n"):
+        assert s.count(line) == 1, line
+        s = s.replace(line, "")
+    return s
+s = online_long_rows(open(f"{root}/kernels/softmax/cuda/bf16-07-stream-rows.cu").read())
 for tag, threads in (("97-lab-online1024", 1024), ("98-lab-online512", 512)):
     t = s.replace("enum { ONLINE_THREADS = 1024, ONLINE_UNROLL = 4 };", f"enum {{ ONLINE_THREADS = {threads}, ONLINE_UNROLL = 4 }};")
     assert f"ONLINE_THREADS = {threads}," in t
@@ -205,11 +208,11 @@ def reread(name, dtype, vec, lo, hi, threads, unroll, tag):
     out = f"kernels/layernorm/cuda/{dtype}-{tag}.cu"
     open(f"{root}/{out}", "w").write(s)
     print(out)
-reread("bf16-09-merged-stats.cu", "bf16", 8, 8192, 32768, 256, 2, "90-lab-reread256")
-reread("bf16-09-merged-stats.cu", "bf16", 8, 8192, 32768, 512, 2, "89-lab-reread512")
-reread("bf16-09-merged-stats.cu", "bf16", 8, 8192, 32768, 1024, 2, "88-lab-reread1024")
-reread("f32-08-merged-stats.cu", "f32", 4, 2048, 32768, 256, 2, "90-lab-reread256")
-reread("f32-08-merged-stats.cu", "f32", 4, 2048, 32768, 512, 1, "89-lab-reread512")
+BF, F = ("bf16-09-merged-stats.cu", "bf16", 8, 8192, 32768), ("f32-08-merged-stats.cu", "f32", 4, 2048, 32768)
+for base, threads, unroll, tag in ((BF, 256, 2, "90-lab-reread256"), (BF, 512, 2, "89-lab-reread512"),
+                                   (BF, 1024, 2, "88-lab-reread1024"), (F, 256, 2, "90-lab-reread256"),
+                                   (F, 512, 1, "89-lab-reread512")):
+    reread(*base, threads, unroll, tag)
 
 # softmax f32 at 1024 columns: a warp a row in smaller blocks (finer tail).
 s = open(f"{root}/kernels/softmax/cuda/f32-06-split-row.cu").read()
@@ -224,10 +227,7 @@ for tag, cfg in (("90-lab-warp128", "<VEC, 32, 32, 128>"), ("89-lab-warp64", "<V
 # diagnostic (wrong output, timing only): 07's stream kernel with exp2
 # replaced by an FMA, to see how much of a row's time the exp2s hold.
 s = open(f"{root}/kernels/softmax/cuda/bf16-07-stream-rows.cu").read()
-s2 = s
-for line in ("    if (VEC == 8 && cols <= 32768) return launch_stream<4>(x, y, rows, cols, stream);\n",
-             "    if (cols <= 32768) return launch_regs<VEC, 32, 1024, 1024>(x, y, rows, cols, stream);\n"):
-    s2 = s2.replace(line, "")
+s2 = online_long_rows(s)
 t = s2.replace("enum { ONLINE_THREADS = 1024, ONLINE_UNROLL = 4 };", "enum { ONLINE_THREADS = 256, ONLINE_UNROLL = 4 };")
 t = t.replace(" */\n", " * LAB 99-lab-online256: 07 with rows of 16K-32K on the two-pass online kernel, 256 threads a row.\n * kproof-best: no\n */\n", 1)
 open(f"{root}/kernels/softmax/cuda/bf16-99-lab-online256.cu", "w").write(t)
@@ -297,17 +297,13 @@ def hinted_reread(name, dtype, vec, lo, hi, threads, unroll, tag):
     s = s[:i0] + body + s[i1:]
     s = s.replace("read twice,", "read twice with L2 hints,", 1)
     open(out, "w").write(s)
-hinted_reread("bf16-09-merged-stats.cu", "bf16", 8, 8192, 32768, 256, 2, "87-lab-hreread256")
-hinted_reread("bf16-09-merged-stats.cu", "bf16", 8, 8192, 32768, 512, 1, "86-lab-hreread512")
-hinted_reread("f32-08-merged-stats.cu", "f32", 4, 2048, 32768, 512, 1, "88-lab-hreread512")
-hinted_reread("f32-08-merged-stats.cu", "f32", 4, 2048, 32768, 256, 1, "87-lab-hreread256")
-hinted_reread("f32-08-merged-stats.cu", "f32", 4, 2048, 32768, 1024, 1, "86-lab-hreread1024")
+for base, threads, unroll, tag in ((BF, 256, 2, "87-lab-hreread256"), (BF, 512, 1, "86-lab-hreread512"),
+                                   (F, 512, 1, "88-lab-hreread512"), (F, 256, 1, "87-lab-hreread256"),
+                                   (F, 1024, 1, "86-lab-hreread1024")):
+    hinted_reread(*base, threads, unroll, tag)
 
 # softmax bf16 16K-32K on the online kernel with the same hints.
-s = open(f"{root}/kernels/softmax/cuda/bf16-07-stream-rows.cu").read()
-for line in ("    if (VEC == 8 && cols <= 32768) return launch_stream<4>(x, y, rows, cols, stream);\n",
-             "    if (cols <= 32768) return launch_regs<VEC, 32, 1024, 1024>(x, y, rows, cols, stream);\n"):
-    s = s.replace(line, "")
+s = online_long_rows(open(f"{root}/kernels/softmax/cuda/bf16-07-stream-rows.cu").read())
 s = s.replace("/* ---- rows over 32768 elements", HINTS + "\n/* ---- rows over 32768 elements", 1)
 i0 = s.index("static __global__ __launch_bounds__(ONLINE_THREADS) void softmax_online(")
 i1 = s.index("/* ---- launchers")
