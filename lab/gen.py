@@ -318,3 +318,35 @@ for tag, threads in (("95-lab-honline1024", 1024), ("94-lab-honline512", 512), (
     t = t.replace(" */\n", f" * LAB {tag}: 07 with rows of 16K-32K on the two-pass online kernel, {threads} threads a row, L2 hints.\n * kproof-best: no\n */\n", 1)
     open(f"{root}/kernels/softmax/cuda/bf16-{tag}.cu", "w").write(t)
     print(f"kernels/softmax/cuda/bf16-{tag}.cu")
+
+# ---- session 5, for the next screen: diagnostics (WRONG OUTPUT by design) --
+# Where do the bf16 long rows lose their last 10%? Each diagnostic removes
+# one stage and keeps the memory traffic, so its time against the kernel's
+# own says what that stage costs (METHOD.md: time variants that leave a
+# stage out). kproof would call them WRONG; only lab/screen.sh times them.
+def diagnostic(path, out, tag, what, swaps):
+    s = open(f"{root}/{path}").read()
+    for old, new, count in swaps:
+        assert s.count(old) == count, (path, old, s.count(old))
+        s = s.replace(old, new)
+    s = s.replace(" */\n", f" * LAB {tag}: DIAGNOSTIC, WRONG OUTPUT: {what}\n * kproof-best: no\n */\n", 1)
+    open(f"{root}/{out}", "w").write(s)
+    print(out)
+# softmax bf16 07's stream kernel as a copy through shared memory: the
+# same loads, buffers and stores, no reductions, no exp2.
+diagnostic("kernels/softmax/cuda/bf16-07-stream-rows.cu", "kernels/softmax/cuda/bf16-92-lab-copythrough.cu",
+           "92-lab-copythrough", "07's stream kernel with no reductions and no exp2 (a copy through its buffers).",
+           (("        m = row_max<STREAM_TPB>(m, sh_max);\n", "        m = 0.0f;\n", 1),
+            ("            v[j] = exp2f(fmaf(v[j], LOG2E, -ml));\n            acc[j % 4] += v[j];\n",
+             "            acc[j % 4] += v[j];\n", 1),
+            ("        const float inv = 1.0f / row_sum<STREAM_TPB>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_sum);\n",
+             "        const float inv = 1.0f;\n", 1)))
+# layernorm 05 with each thread's partial sums in place of the row's: the
+# same loads, arithmetic and stores, no block reductions (no barriers).
+for dt, tag in (("bf16", "85-lab-noreduce"), ("f32", "85-lab-noreduce")):
+    diagnostic(f"kernels/layernorm/cuda/{dt}-05-warp-per-row.cu", f"kernels/layernorm/cuda/{dt}-{tag}.cu", tag,
+               "05 with no row reductions (each thread's own sums).",
+               (("    const float delta = row_sum<TPR>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_mean) / (float)cols;",
+                 "    const float delta = ((acc[0] + acc[1]) + (acc[2] + acc[3])) / (float)cols;", 1),
+                ("    const float var = row_sum<TPR>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_var) / (float)cols;",
+                 "    const float var = ((acc[0] + acc[1]) + (acc[2] + acc[3])) / (float)cols;", 1)))
