@@ -100,14 +100,35 @@ bash scripts/collect-results.sh "$T/out/results.tgz" "$T/collected" >/dev/null |
 grep -q "Correctness of every project kernel" "$T/collected/summary.md" || fail "collected summary lacks the correctness table"
 # A run cut short by a TERM (timeout's, at the device's limit) still packs
 # a result that finished after the packer's last round (its rounds are
-# turned off here): the exit trap packs once more.
-OUT=$T/cut KP_RUN_DIR=$T/cutrun BUILD=$BUILD KP_BACKEND=host KP_PACK_EVERY=100000 KP_JOBS=2 \
-  KP_CORRECT_KERNELS='sum/host/f32-02|matmul/host/f32-01' setsid bash scripts/gpu-check.sh correct >/dev/null 2>&1 &
+# turned off here): the exit trap packs once more. It runs in a copy of
+# the tree holding one quick kernel and one that sleeps half a second a
+# call, so the TERM lands while the slow one is still being checked.
+mkdir -p "$T/tree/kernels/sum/host"
+cp -r include scripts "$T/tree/"
+cp kernels/sum/host/*.c "$T/tree/kernels/sum/host/" # 01 is the baseline eval builds
+cat >"$T/tree/kernels/sum/host/f32-98-slow.c" <<'C'
+/* A right sum that takes half a second a call (gpu_check_test.sh). */
+#define _POSIX_C_SOURCE 199309L
+#include <kproof/kernel.h>
+#include <time.h>
+KP_ENTRY int kp_sum_f32(const float *x, float *out, int64_t n) {
+    struct timespec t = {0, 500000000L};
+    nanosleep(&t, NULL);
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += x[i];
+    out[0] = (float)s;
+    return 0;
+}
+C
+(cd "$T/tree" && OUT=$T/cut KP_RUN_DIR=$T/cutrun BUILD=$BUILD KP_BACKEND=host KP_PACK_EVERY=100000 KP_JOBS=2 \
+  KP_CORRECT_KERNELS='sum/host/f32-(02|98)' exec setsid bash scripts/gpu-check.sh correct >/dev/null 2>&1) &
 cut=$!
+trap 'kill -TERM -- -"$cut" 2>/dev/null; rm -rf "$T"' EXIT
 done_json=$T/cutrun/correct/sum-f32-02-tree.json
-for _ in $(seq 1 600); do [ -s "$done_json" ] && break; sleep 0.2; done
-[ -s "$done_json" ] || fail "the short correctness run did not finish in 120 s"
-kill -0 "$cut" 2>/dev/null || fail "gpu-check.sh ended before it could be cut short (the slow kernel was not slow)"
+for _ in $(seq 1 600); do { [ -s "$done_json" ] || ! kill -0 "$cut" 2>/dev/null; } && break; sleep 0.2; done
+[ -s "$done_json" ] || fail "the quick kernel's correctness did not finish ($(tail -2 "$T/cutrun/correct/sum-f32-02-tree.err" 2>/dev/null))"
+[ -s "$T/cutrun/correct/sum-f32-98-slow.json" ] && fail "the slow kernel finished first: nothing left to cut"
+kill -0 "$cut" 2>/dev/null || fail "gpu-check.sh ended before it could be cut short"
 kill -TERM -- -"$cut"
 wait "$cut"
 mkdir "$T/cx" && tar xzf "$T/cut/results.tgz" -C "$T/cx" || fail "a run cut short left no readable results.tgz"

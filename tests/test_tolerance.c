@@ -478,16 +478,17 @@ static void combine32(const float *num, const float *mean, const float *m2, floa
     const float sa = butterfly32(a), sb = butterfly32(b), c = butterfly32(num);
     *on = c;
     *om = c > 0 ? pivot + sa / c : 0.0f;
-    *oq = c > 0 ? fmaxf(sb - sa * (sa / c), 0.0f) : 0.0f;
+    *oq = c > 0 ? fmaxf(fmaf(-sa, sa / c, sb), 0.0f) : 0.0f; /* nvcc contracts b - a * (a / c) */
 }
 /* The statistics of layernorm f32 09 / bf16 10 (nested pivots) for one
  * row, in the kernels' layout: VEC-wide chunks, chunk k*TPR + t to thread
  * t, PER values a thread, two chains a thread; a thread's sums about its
  * first value, a warp's about its first lane's mean, the row's about its
- * first warp's mean. Rows over 32768 take the kernels' long path, not this. */
-static void nested_stats(const float *xr, int64_t cols, int vec, float *mean, float *m2) {
+ * first warp's mean; a*b+c written as the fused multiply-add nvcc makes of
+ * it. Rows over 32768 take the kernels' long path, not this. */
+static void nested_stats(const float *xr, int64_t cols, int vec, int bf16, float *mean, float *m2) {
     int per = 32, tpr;
-    if (cols <= 128) per = 4, tpr = 32;
+    if (cols <= 128 && !bf16) per = 4, tpr = 32; /* bf16's table starts at 256 */
     else if (cols <= 256) per = 8, tpr = 32;
     else if (cols <= 512) per = 16, tpr = 32;
     else if (cols <= 1024) tpr = 32;
@@ -517,7 +518,7 @@ static void nested_stats(const float *xr, int64_t cols, int vec, float *mean, fl
             const float sd = s[0] + s[1];
             tn[l] = cnt;
             tm[l] = pt + sd / cnt;
-            tq[l] = fmaxf((q[0] + q[1]) - sd * (sd / cnt), 0.0f);
+            tq[l] = fmaxf(fmaf(-sd, sd / cnt, q[0] + q[1]), 0.0f); /* contracted, as nvcc does */
         }
         combine32(tn, tm, tq, tm[0], &wn[wi], &wm[wi], &wq[wi]);
     }
@@ -606,9 +607,12 @@ static void v_layernorm(const kp_op *op, const kp_shape *s, const void *const *i
         } else if (mode == LN_NESTED && cols <= 32768) {
             const int vec = op->dtype == KP_BF16 ? (cols % 8 ? 1 : 8) : (cols % 4 ? 1 : 4);
             float m2;
-            nested_stats(xr, cols, vec, &mean, &m2);
+            nested_stats(xr, cols, vec, op->dtype == KP_BF16, &mean, &m2);
             var = m2 / n;
-        } else if (mode == LN_NESTED) { /* the kernels' long path: two passes about x[0], double sums */
+        } else if (mode == LN_NESTED) {
+            /* rows over 32768: the kernels take 05's long path (two passes
+             * about x[0], fp32 chains of 16 summed in double); a stand-in
+             * here, more exact than that path, which LN_PIVOT covers */
             double s1 = 0, s2 = 0;
             for (int64_t j = 0; j < cols; j++) s1 += (double)(xr[j] - xr[0]);
             const float delta = (float)(s1 / (double)cols);

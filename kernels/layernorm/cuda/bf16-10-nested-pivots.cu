@@ -5,7 +5,7 @@
  * only two 512-thread rows, so the time a row spends in reductions is time
  * its SM's loads are half idle: the first 09 (one reduction of sums about
  * the row's first value) was 2.9% faster than 05 there and wrong on
- * outlier first values; 09's Chan merge was right and 21% slower (lab
+ * outlier first values; 09's Chan merge was right and 26% slower (lab
  * screen, results/2026-11-30-h200-session5/call1-1b7f95b: 90.00 against
  * 71.23 us), its merges a chain of divisions. Here each level sums
  * d = x - pivot and d^2 plainly, with a pivot taken from inside the level

@@ -18,7 +18,7 @@
  * after the loads (its SASS issues the four LDG.E.128 back to back).
  * Prediction: one round trip less a row at 16384x4096, 65536x1024 and
  * 4096x16384, where 05 is at 96.8 / 96.3 / 94.7% of copy and softmax f32
- * (no such stall) at 97.5-99.8% (results/2026-11-30-h200-session5/call3-6aadba2);
+ * (no such stall) at 94.3-99.8% (results/2026-11-30-h200-session5/call3-6aadba2);
  * torch.compile's max-autotune is at 126.14 us against 05's 129.31 at
  * 16384x4096 there.
  * H200: not measured yet (found after session 5's device time was spent).
@@ -182,7 +182,7 @@ static __global__ __launch_bounds__(LONG_THREADS) void layernorm_long(const floa
         for (int u = 0; u < LONG_UNROLL; u++) {
             const bool in_row = base + (int64_t)u * LONG_THREADS < n;
 #pragma unroll
-            for (int j = 0; j < VEC; j++) acc[j % 4] += in_row ? v[u * VEC + j] - pivot : 0.0f;
+            for (int j = 0; j < VEC; j++) acc[(u * VEC + j) % 4] += in_row ? v[u * VEC + j] - pivot : 0.0f;
         }
         s += (double)((acc[0] + acc[1]) + (acc[2] + acc[3]));
     }

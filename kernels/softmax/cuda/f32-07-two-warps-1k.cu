@@ -2,9 +2,11 @@
  *
  * Adds over 06: a row of 513-1024 floats goes to a 64-thread block (two
  * warps, one barrier) where each thread keeps 16 floats, not to one warp
- * keeping 32: 32 registers a thread instead of 54, so 1536 threads an SM
- * are resident instead of 1024, and each SM has half again as many rows'
- * loads in flight. Found by a launch-shape screen (lab/screen.sh, session 5
+ * keeping 32: 32 registers a thread instead of 54, so up to 2048 threads
+ * an SM instead of 1024. The bytes and rows in flight an SM stay the same
+ * (32 rows of 4 KiB); what doubles is the warps, each with half the serial
+ * work a row (loads, max, exp2, sum), against one barrier added. Which of
+ * these buys the time is not measured. Found by a launch-shape screen (lab/screen.sh, session 5
  * call 1: 126.34 us against 06's 129.16 at 65536x1024, cold, same-bytes
  * cudaMemcpy 126.66; 128 threads x 8 floats 127.08, 256 x 4 139.44, a warp
  * a row in 64- or 128-thread blocks 128.84 / 128.51). torch.compile's
