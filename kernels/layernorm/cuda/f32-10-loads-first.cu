@@ -9,7 +9,7 @@
  * constant) pays one. Here a row that fills every thread's slots (all
  * canonical shapes) takes plain loads: the SASS has the pivot's load and
  * the eight LDG.E.128 at consecutive addresses (0x540-0x5b0 at 4096
- * columns), the first use after them. Moving the copies after the loads
+ * columns; the same at 1024 and 16384), the first use after them. Moving the copies after the loads
  * instead needs a predicate per slot live across all of them, more than a
  * thread's seven, and the compiler then held a load back; a short row
  * keeps 05's code. Arithmetic exactly as in 05. The long path (rows over
