@@ -1,11 +1,14 @@
 /* lab/driver.cu: one kernel file's entry point, called in a loop on one
  * shape, for a profiler (ncu) or a quick screen of variants (lab/screen.sh).
- * Not a harness: no checks, inputs from a hash; each call starts with a
+ * Not a harness: no checks, inputs from kproof's generator (gen.h); each call starts with a
  * cold L2 (a 256 MiB read before it). kproof's numbers come from kproof.
  *   nvcc ... -DLAB_OP=LAB_SOFTMAX_BF16 lab/driver.cu KERNEL.cu -o drv
  *   ./drv ROWS COLS [CALLS [copy]]   (copy: cudaMemcpy of the same bytes)
  */
+#include <kproof/gen.h>
 #include <kproof/kernel.h>
+
+#include <cuda_bf16.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -33,15 +36,16 @@ static int failed(cudaError_t e, const char *what) {
 #define CK(call) \
     if (failed((call), #call)) return 1
 
-__global__ void lab_fill(elem *p, long long n, unsigned salt, float scale, float offset) {
+/* The inputs from kproof's own generator (normal values, offset and
+ * scale as given), not a second one. */
+__global__ void lab_fill(elem *p, long long n, unsigned seed, float scale, float offset) {
+    const kp_gen g = {KP_GEN_NORMAL, offset, scale, 0, 0.0f};
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        unsigned h = (unsigned)i * 2654435761u ^ salt;
-        h ^= h >> 15; h *= 2246822519u; h ^= h >> 13;
-        float v = offset + scale * ((float)(h & 0xffffff) / 16777216.0f - 0.5f);
+        float v = kp_gen_value(&g, seed, 0, (uint64_t)i);
 #if LAB_OP == LAB_SOFTMAX_F32 || LAB_OP == LAB_LAYERNORM_F32
         p[i] = v;
 #else
-        p[i] = (kp_bf16)(__float_as_uint(v) >> 16);
+        p[i] = __bfloat16_as_ushort(__float2bfloat16_rn(v));
 #endif
     }
 }
@@ -88,7 +92,7 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&fl, fl_n * 16));
     CK(cudaMalloc(&sink, sizeof(float)));
     CK(cudaMemset(fl, 0, fl_n * 16));
-    for (int k = 0; k < 2; k++) lab_fill<<<1024, 256>>>(x[k], n, 1u + k, 4.0f, 0.0f);
+    for (int k = 0; k < 2; k++) lab_fill<<<1024, 256>>>(x[k], n, 1u + k, 1.0f, 0.0f);
     lab_fill<<<64, 256>>>(w, cols, 7u, 0.5f, 1.0f);
     lab_fill<<<64, 256>>>(b, cols, 8u, 1.0f, 0.0f);
     CK(cudaDeviceSynchronize());

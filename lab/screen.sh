@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # lab/screen.sh: a quick screen of kernel variants on the GPU machine, to
-# pick which ones kproof should time. Not a result: no checks, hash
+# pick which ones kproof should time. Not a result: no checks, generated
 # inputs; each call cold (lab/driver.cu). kproof eval decides.
 #   lab/screen.sh ROUNDS CALLS KERNEL.cu:ROWS:COLS ...
 # Builds every driver in parallel, then runs ROUNDS rounds; each round runs
