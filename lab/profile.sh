@@ -16,13 +16,12 @@ W=${LAB_DIR:-$OUT.lab}
 mkdir -p "$OUT" "$W"
 trap 'tar czf "$OUT/lab-profile.tgz" --exclude "./drv-*" -C "$W" . 2>/dev/null' EXIT
 SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats"
+. "$(dirname "$0")/driver-build.sh"
 one_kernel() { # file rows cols
-  local f=$1 rows=$2 cols=$3 fam base dt macro exe
-  fam=$(basename "$(dirname "$(dirname "$f")")"); base=$(basename "${f%.*}"); dt=${base%%-*}
-  macro=LAB_$(echo "${fam}_$dt" | tr a-z A-Z)
-  exe=$W/drv-$fam-$base
-  nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -DLAB_OP="$macro" lab/driver.cu "$f" -o "$exe" \
-    >"$W/$fam-$base.build.txt" 2>&1 || { echo "$f: build failed"; tail -5 "$W/$fam-$base.build.txt"; return; }
+  local f=$1 rows=$2 cols=$3 fam base exe
+  fam=$(basename "$(dirname "$(dirname "$f")")"); base=$(basename "${f%.*}")
+  exe=$(driver_exe "$f")
+  driver_build "$f" || return
   "$exe" "$rows" "$cols" 20 | tee "$W/$fam-$base-${rows}x$cols.time.txt"
   timeout 300 ncu --clock-control none --launch-skip 3 --launch-count 1 -k "regex:^(?!lab_)" $SECTIONS \
     "$exe" "$rows" "$cols" 5 >"$W/$fam-$base-${rows}x$cols.ncu.txt" 2>&1

@@ -14,23 +14,15 @@ W=${LAB_DIR:-$OUT.lab}
 mkdir -p "$OUT" "$W"
 rounds=$1 calls=$2; shift 2
 specs=("$@")
-build_one() { # file -> exe path on stdout
-  local f=$1 fam base dt macro exe
-  fam=$(basename "$(dirname "$(dirname "$f")")"); base=$(basename "${f%.*}"); dt=${base%%-*}
-  macro=LAB_$(echo "${fam}_$dt" | tr a-z A-Z)
-  exe=$W/drv-$fam-$base
-  nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -DLAB_OP="$macro" lab/driver.cu "$f" -o "$exe" \
-    >"$W/$fam-$base.build.txt" 2>&1 || echo "$f: build failed: $(tail -3 "$W/$fam-$base.build.txt")"
-}
-export -f build_one; export W
-printf '%s\n' "${specs[@]}" | cut -d: -f1 | sort -u | xargs -P "${LAB_JOBS:-12}" -I{} bash -c 'build_one "$1"' _ {}
-exe_of() { local f=$1; echo "$W/drv-$(basename "$(dirname "$(dirname "$f")")")-$(basename "${f%.*}")"; }
+. "$(dirname "$0")/driver-build.sh"
+export -f driver_build driver_exe; export W
+printf '%s\n' "${specs[@]}" | cut -d: -f1 | sort -u | xargs -P "${LAB_JOBS:-12}" -I{} bash -c 'driver_build "$1"' _ {}
 raw=$W/screen-raw.txt; : >"$raw"
 for r in $(seq 1 "$rounds"); do
   declare -A copied=()
   for s in "${specs[@]}"; do
     IFS=: read -r f rows cols <<<"$s"
-    exe=$(exe_of "$f")
+    exe=$(driver_exe "$f")
     [ -x "$exe" ] || continue
     key=$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f" | cut -d- -f1) # op-dtype
     if [ -z "${copied[$key:$rows:$cols]:-}" ]; then
