@@ -324,14 +324,16 @@ for tag, threads in (("95-lab-honline1024", 1024), ("94-lab-honline512", 512), (
 # one stage and keeps the memory traffic, so its time against the kernel's
 # own says what that stage costs (METHOD.md: time variants that leave a
 # stage out). kproof would call them WRONG; only lab/screen.sh times them.
-def diagnostic(path, out, tag, what, swaps):
+def variant(path, out, note, swaps):
     s = open(f"{root}/{path}").read()
     for old, new, count in swaps:
         assert s.count(old) == count, (path, old, s.count(old))
         s = s.replace(old, new)
-    s = s.replace(" */\n", f" * LAB {tag}: DIAGNOSTIC, WRONG OUTPUT: {what}\n * kproof-best: no\n */\n", 1)
+    s = s.replace(" */\n", f" * {note}\n * kproof-best: no\n */\n", 1)
     open(f"{root}/{out}", "w").write(s)
     print(out)
+def diagnostic(path, out, tag, what, swaps):
+    variant(path, out, f"LAB {tag}: DIAGNOSTIC, WRONG OUTPUT: {what}", swaps)
 # softmax bf16 07's stream kernel as a copy through shared memory: the
 # same loads, buffers and stores, no reductions, no exp2.
 diagnostic("kernels/softmax/cuda/bf16-07-stream-rows.cu", "kernels/softmax/cuda/bf16-92-lab-copythrough.cu",
@@ -350,3 +352,32 @@ for dt, tag in (("bf16", "85-lab-noreduce"), ("f32", "85-lab-noreduce")):
                  "    const float delta = ((acc[0] + acc[1]) + (acc[2] + acc[3])) / (float)cols;", 1),
                 ("    const float var = row_sum<TPR>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_var) / (float)cols;",
                  "    const float var = ((acc[0] + acc[1]) + (acc[2] + acc[3])) / (float)cols;", 1)))
+
+# ---- session 6: DRAM-side hints on the kernels that run at the copy rate --
+# Loads that ask L2 for 256-byte blocks (.L2::256B) and streaming stores (st.global.cs), on softmax f32 07
+# (65536x1024, a tie with max-autotune at the copy rate) and layernorm f32
+# 10 (16384x4096, 2.5% behind max-autotune). Correct output: only the cache
+# operators change.
+F4_LOAD = "        float4 t = reinterpret_cast<const float4 *>(p)[i];\n"
+F4_L2PF = ('        float4 t;\n        asm("ld.global.nc.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"\n'
+           '            : "=f"(t.x), "=f"(t.y), "=f"(t.z), "=f"(t.w) : "l"(reinterpret_cast<const float4 *>(p) + i));\n')
+F4_STORE = "        reinterpret_cast<float4 *>(p)[i] = make_float4(v[0], v[1], v[2], v[3]);\n"
+F4_STCS = "        __stcs(reinterpret_cast<float4 *>(p) + i, make_float4(v[0], v[1], v[2], v[3]));\n"
+for path, fam in (("kernels/softmax/cuda/f32-07-two-warps-1k.cu", "softmax"),
+                  ("kernels/layernorm/cuda/f32-10-loads-first.cu", "layernorm")):
+    for tag, what, swaps in (("84-lab-l2pf", "loads with .L2::256B", ((F4_LOAD, F4_L2PF, 1),)),
+                             ("83-lab-stcs", "streaming stores (st.global.cs)", ((F4_STORE, F4_STCS, 1),)),
+                             ("82-lab-both", "both", ((F4_LOAD, F4_L2PF, 1), (F4_STORE, F4_STCS, 1)))):
+        variant(path, f"kernels/{fam}/cuda/f32-{tag}.cu", f"LAB {tag}: {path.split('/')[-1][:6]} with {what}.", swaps)
+# The bf16 long rows (88% of copy): the same 256-byte L2 requests on
+# layernorm bf16 05's loads and on softmax bf16 07's cp.async.
+variant("kernels/layernorm/cuda/bf16-05-warp-per-row.cu", "kernels/layernorm/cuda/bf16-84-lab-l2pf.cu",
+        "LAB 84-lab-l2pf: bf16-05 with loads with .L2::256B.",
+        (("        uint4 t = reinterpret_cast<const uint4 *>(p)[i];\n",
+          '        uint4 t;\n        asm("ld.global.nc.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"\n'
+          '            : "=r"(t.x), "=r"(t.y), "=r"(t.z), "=r"(t.w) : "l"(reinterpret_cast<const uint4 *>(p) + i));\n', 1),))
+variant("kernels/softmax/cuda/bf16-07-stream-rows.cu", "kernels/softmax/cuda/bf16-84-lab-l2pf.cu",
+        "LAB 84-lab-l2pf: bf16-07 with its cp.async asking L2 for 256-byte blocks.",
+        (("        if (i < n) __pipeline_memcpy_async(&dst[i], &src[i], sizeof(uint4));\n",
+          '        if (i < n) asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;"\n'
+          '                            :: "r"((unsigned)__cvta_generic_to_shared(&dst[i])), "l"(&src[i]) : "memory");\n', 1),))
