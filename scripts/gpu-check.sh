@@ -108,7 +108,21 @@ trap 'kill $PACKER 2>/dev/null; exec >/dev/null 2>&1; pack; wait $TEE 2>/dev/nul
 stamp "env"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "commit: ${KP_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
+  # A copy of a working tree can carry a .git whose HEAD is not what the
+  # tree holds (the device tool's copies: session 6's env.txt named the
+  # session's first commit). Without KP_COMMIT, say when tracked files
+  # differ from HEAD, so the record never names a commit that did not run.
+  if [ -n "${KP_COMMIT:-}" ]; then
+    echo "commit: $KP_COMMIT"
+  else
+    head=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+    changed=$(git status --porcelain --untracked-files=no 2>/dev/null | wc -l)
+    if [ "$head" != unknown ] && [ "$changed" -gt 0 ]; then
+      echo "commit: $head plus $changed changed tracked files (not this commit; pass KP_COMMIT)"
+    else
+      echo "commit: $head"
+    fi
+  fi
   echo "backend: $KP_BACKEND"
   if [ "$KP_BACKEND" = cuda ]; then
     nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu --format=csv
