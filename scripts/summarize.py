@@ -32,6 +32,13 @@ def fmt_t(s):
     return "%.3f s" % s
 
 
+def unsettled(r):
+    """A torch timing whose 95% interval is wider than +-1% of its median:
+    the settling target kproof holds its own kernels to (NOISY)."""
+    lo, hi = r.get("lo_s"), r.get("hi_s")
+    return lo is not None and hi is not None and (hi - lo) / 2 > 0.01 * r["median_s"]
+
+
 def timing_table(out, title, files, copy_gbs, best):
     """One row per timed shape of each eval result in files; the fastest
     correct kernel per (op, dtype, shape) goes into best."""
@@ -126,7 +133,9 @@ def main():
         out.append("Medians with 95% intervals. SoL: the op's bytes at the measured copy bandwidth. "
                    "Target (issue 5): softmax and layernorm at least 90% of copy bandwidth and no slower than the best "
                    "torch; sum 2^28 at least 95% of copy, smaller sums faster than eager; "
-                   "\"~\": correct but the timing never settled (NOISY), so not counted as met.\n")
+                   "\"~\" on a kernel: correct but the timing never settled (NOISY), so not counted as met; "
+                   "on a torch mode: its 95% interval is wider than +-1% (what kproof asks of a kernel), and a "
+                   "target is not counted as met while such a mode's interval reaches below the kernel's median.\n")
         out.append("| op | dtype | shape | project best | % copy | SoL | eager | compile | max-autotune "
                    "| best torch / project | target |")
         out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -135,8 +144,8 @@ def main():
             cells = []
             for m in ("eager", "compile", "max-autotune"):
                 r = modes.get(m)
-                cells.append("%s [%s, %s]" % (fmt_t(r["median_s"]), fmt_t(r.get("lo_s")), fmt_t(r.get("hi_s")))
-                             if r else "-")
+                cells.append("%s%s [%s, %s]" % (fmt_t(r["median_s"]), "~" if unsettled(r) else "", fmt_t(r.get("lo_s")),
+                                                fmt_t(r.get("hi_s"))) if r else "-")
             tbest = min((r["median_s"] for r in modes.values()), default=None)
             ratio = "%.2fx" % (tbest / b[0]) if b and tbest else "-"
             pct = 100 * b[2] / copy_gbs if b and copy_gbs and b[2] else None
@@ -156,6 +165,22 @@ def main():
                 if (op != "sum" and not ok and settled and pct >= 90 and b[3] is not None
                         and b[4] is not None and b[3] <= tbest <= b[4]):
                     met = "not met (a tie: the best torch's median is inside this interval)"
+                # A win needs every baseline it is measured against to be
+                # settled, as kproof asks of the kernel itself: a torch mode
+                # whose interval is wider than +-1% and reaches below this
+                # kernel's median may be the faster one.
+                against = [m for m in ("eager", "compile", "max-autotune") if m in modes
+                           and (op != "sum" or (m == "eager" and shape[0] < (1 << 28)))]
+                shaky = [m for m in against if unsettled(modes[m]) and modes[m]["lo_s"] < b[0]]
+                # Faster by the medians, but the best torch's median lies
+                # inside this kernel's interval: met as the issue words it
+                # ("not slower"), and said to be that close.
+                if (met == "met" and op != "sum" and b[3] is not None and b[4] is not None
+                        and b[3] <= tbest <= b[4]):
+                    met = "met by the medians only (the best torch's median is inside this interval)"
+                if met.startswith("met") and shaky:
+                    met = "undecided (torch %s never settled, and its interval reaches below this median)" % (
+                        " and ".join(shaky))
             out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 op, dt, "x".join(map(str, shape)),
                 ("%s %s [%s, %s]" % (b[1], fmt_t(b[0]), fmt_t(b[3]), fmt_t(b[4]))) if b else "-",

@@ -22,4 +22,33 @@ row softmax bf16 4096x32768 | grep -qE '\| not met \|$' || fail "softmax bf16 40
 # sum 2^28 at 104% of copy; 2^20 faster than eager
 row sum f32 268435456 | grep -qE '\| met \|$' || fail "sum 2^28 should be met"
 row sum f32 1048576 | grep -qE '\| met \|$' || fail "sum 2^20 should be met"
-echo "summarize.py: issue-5 targets read right from session 5's H200 run"
+# layernorm f32 65536x1024, compile: 139.22 us [131.31, 145.26], +-5%: marked
+row layernorm f32 65536x1024 | grep -qE '139\.22 us~ \[' || fail "an unsettled torch mode should carry ~"
+# a settled one is not: softmax f32 8192x8192 max-autotune 131.94 [131.90, 132.06]
+row softmax f32 8192x8192 | grep -qE '131\.94 us \[' || fail "a settled torch mode should carry no ~"
+
+# Session 6, call 4: layernorm f32 4096x16384 at 130.77 us [129.79, 132.13]
+# against max-autotune's 130.86: faster by the medians only.
+out=$(python3 scripts/summarize.py results/2026-11-30-h200-session6/call4-fd11059) || fail "summarize.py on call 4"
+row layernorm f32 4096x16384 | grep -qE '\| met by the medians only \([^|]*\) \|$' \
+  || fail "layernorm f32 4096x16384 should be met by the medians only"
+
+# A win against a torch mode that never settled and whose interval reaches
+# below the kernel's median is not counted: session 5's run with softmax f32
+# 8192x8192's max-autotune widened to [115, 150] us around 131.94.
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cp -r "$run" "$tmp/run"
+python3 - "$tmp/run/torch.json" <<'PY' || fail "could not widen the torch row"
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = 0
+for r in d["rows"]:
+    if (r["op"], r["dtype"], r["shape"], r["mode"]) == ("softmax", "f32", [8192, 8192], "max-autotune"):
+        r["lo_s"], r["hi_s"], n = 115e-6, 150e-6, n + 1
+assert n == 1
+json.dump(d, open(sys.argv[1], "w"))
+PY
+out=$(python3 scripts/summarize.py "$tmp/run") || fail "summarize.py on the widened run"
+row softmax f32 8192x8192 | grep -qE '\| undecided \(torch max-autotune never settled[^|]*\) \|$' \
+  || fail "a win against an unsettled torch mode reaching below the kernel should be undecided"
+echo "summarize.py: issue-5 targets read right from session 5's and session 6's H200 runs"

@@ -9,7 +9,15 @@
  * results/2026-11-30-h200-session6/call1-18bcd6b): a cost that does not
  * grow with the rows, of which the half-full last wave is one candidate.
  * Prediction: 1-3% at 4096x16384; the other shapes about as 11.
- * kproof-best: no (until measured)
+ * H200 screen (results/2026-11-30-h200-session6/call6-3c74c38/screen.txt, 3 rounds
+ * of 30 cold calls): 72.38 / 73.79 / 70.11 us at 4096x16384 /
+ * 16384x4096 / 65536x1024 against 11's 70.24 / 66.34 / 65.38: 3.0%, 11.2%
+ * and 7.2% slower.
+ * PASS on all 13 shapes (call6-3c74c38/gc). A block that walks its rows
+ * in turn lost to one block a row, which the block scheduler hands out
+ * as SMs free up: the half-full last wave was not the cost. A measured
+ * dead end.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 

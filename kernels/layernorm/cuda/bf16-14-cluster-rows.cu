@@ -21,7 +21,17 @@
  * barrier costs less than the shorter units win (softmax bf16 08's
  * 2-CTA clusters, with packed registers and two cluster barriers a row,
  * were 29% slower).
- * kproof-best: no (until measured)
+ * H200, issue 5's table run (results/2026-11-30-h200-session6/call7-5c44625): 86.96 us
+ * [86.08, 87.81] at 4096x16384 = 72.5% of copy, against 11's 71.26 us in
+ * call4-fd11059: 22% slower. Its other shapes run 11's code (65.68 / 65.31
+ * us).
+ * PASS at the canonical shapes there; its all-shape check was cut by the
+ * call's time limit before it ended (correct/*.err: PASS on the first
+ * shapes reached, no result written). The
+ * cluster barrier (with the GPU-scope fence the first one compiles to)
+ * and the cross-block wait cost more than the shorter units won. A
+ * measured dead end.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 

@@ -15,7 +15,15 @@
  * (results/2026-11-30-h200-session6/call4-fd11059).
  * Prediction: 1-2% at 16384x4096 and 65536x1024, where 11 is 98.2% of
  * copy; less at 4096x16384.
- * kproof-best: no (until measured)
+ * H200 screen (results/2026-11-30-h200-session6/call6-3c74c38/screen.txt, 3 rounds
+ * of 30 cold calls): 141.02 / 136.03 / 143.10 us at 16384x4096 /
+ * 65536x1024 / 4096x16384 against 11's 128.96 / 128.58 / 130.43: 9.3%,
+ * 5.8% and 9.7% slower.
+ * PASS on all 13 shapes (call6-3c74c38/gc). A block that walks its rows
+ * in turn lost to one block a row, which the block scheduler hands out
+ * as SMs free up: the half-full last wave was not the cost. A measured
+ * dead end.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 

@@ -7,7 +7,16 @@
  * 4096x16384 against 98.2% at 16384x4096 (results/2026-11-30-h200-session6/call4-fd11059),
  * and met torch's max-autotune there by 0.1 us. Other shapes run 11's code.
  * Prediction: 4096x16384 toward 98% of copy.
- * kproof-best: no (until measured)
+ * H200, issue 5's table run (results/2026-11-30-h200-session6/call7-5c44625): 142.99 us
+ * [142.19, 143.34] at 4096x16384 = 88.1% of copy, against 11's 130.77 us
+ * in call4-fd11059: 9% slower.
+ * PASS at the canonical shapes there; its all-shape check was cut by the
+ * call's time limit before it ended (correct/*.err: PASS on the first
+ * shapes reached, no result written). The
+ * cluster barrier (with the GPU-scope fence the first one compiles to)
+ * and the cross-block wait cost more than the shorter units won. A
+ * measured dead end.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 

@@ -14,7 +14,16 @@
  * 29% slower; this one keeps floats and one barrier. Other shapes run 07.
  * Prediction: 4096x32768 toward 95% of copy, if the cluster barrier costs
  * less than the short-lived units win.
- * kproof-best: no (until measured)
+ * H200, issue 5's table run (results/2026-11-30-h200-session6/call7-5c44625): 170.66 us
+ * [169.02, 171.54] at 4096x32768 = 73.8% of copy, against 07's 142.02 us
+ * in call4-fd11059: 20% slower. Its other shapes run 07's code.
+ * PASS at the canonical shapes there; its all-shape check was cut by the
+ * call's time limit before it ended (correct/*.err: PASS on the first
+ * shapes reached, no result written). The
+ * cluster barrier (with the GPU-scope fence the first one compiles to)
+ * and the cross-block wait cost more than the shorter units won. A
+ * measured dead end.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 

@@ -16,7 +16,15 @@
  * ask for 2048 threads an SM at up to 16 floats a thread (32 registers,
  * no spill), as 07 got without asking.
  * Prediction: up to 1% at 65536x1024 and 8192x8192; little at 4096x32768.
- * kproof-best: no (until measured)
+ * H200 screen (results/2026-11-30-h200-session6/call6-3c74c38/screen.txt, 3 rounds
+ * of 30 cold calls): 133.70 / 138.37 / 264.70 us at 65536x1024 /
+ * 8192x8192 / 4096x32768 against 07's 125.79 / 128.86 / 264.29: 6.3% and
+ * 7.4% slower, the same at 4096x32768.
+ * PASS on all 13 shapes (call6-3c74c38/gc). A block that walks its rows
+ * in turn lost to one block a row, which the block scheduler hands out
+ * as SMs free up: the half-full last wave was not the cost. A measured
+ * dead end.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 
