@@ -110,15 +110,17 @@ stamp "env"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   # A copy of a working tree can carry a .git whose HEAD is not what the
   # tree holds (the device tool's copies: session 6's env.txt named the
-  # session's first commit). Without KP_COMMIT, say when tracked files
-  # differ from HEAD, so the record never names a commit that did not run.
+  # session's first commit). Without KP_COMMIT, say when the tree differs
+  # from HEAD (changed tracked files, or files git does not ignore and
+  # HEAD lacks: a later commit's new kernels), so the record never names a
+  # commit that did not run.
   if [ -n "${KP_COMMIT:-}" ]; then
     echo "commit: $KP_COMMIT"
   else
     head=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-    changed=$(git status --porcelain --untracked-files=no 2>/dev/null | wc -l)
+    changed=$(git status --porcelain 2>/dev/null | wc -l)
     if [ "$head" != unknown ] && [ "$changed" -gt 0 ]; then
-      echo "commit: $head plus $changed changed tracked files (not this commit; pass KP_COMMIT)"
+      echo "commit: $head plus $changed changed or new files (not this commit; pass KP_COMMIT)"
     else
       echo "commit: $head"
     fi

@@ -27,7 +27,7 @@
  * 05. Far short of the prediction: the chain length of the reductions is
  * not what costs 05 its 7% at 4096x16384; the barrier itself (a row waits
  * for its slowest warp's loads) is what the diagnostic took away. PASS on
- * all 13 shapes (call2-8ecea1a/gc, worst 0.249 of the tolerance).
+ * all 13 shapes (call2-8ecea1a/correct, worst 0.249 of the tolerance).
  * Issue 5's table (call4-fd11059, copy 4261.0 GB/s): 65.82 / 65.17 / 71.26 us
  * at 16384x4096 / 65536x1024 / 4096x16384 = 95.7 / 96.7 / 88.4% of copy.
  */

@@ -24,7 +24,7 @@
  * H200 screen (results/2026-11-30-h200-session6/call3-61d21f0/screen.txt): 89.18 us
  * at 4096x16384 against 11's 71.04 (26% slower), 91.14 against 80.26 at
  * 2048x32768, 337.12 against 267.26 at 16384x16384. PASS on all 13 shapes
- * (call3-61d21f0/gc). Not explained by a measurement; suspects: the
+ * (call3-61d21f0/correct). Not explained by a measurement; suspects: the
  * 48-byte spill reloaded every row, and loads still in flight when the
  * row's barrier is reached (bar.sync orders memory like membar.cta, so
  * the warp may wait for them there). A measured dead end.

@@ -13,7 +13,7 @@
  * of 30 cold calls): 72.38 / 73.79 / 70.11 us at 4096x16384 /
  * 16384x4096 / 65536x1024 against 11's 70.24 / 66.34 / 65.38: 3.0%, 11.2%
  * and 7.2% slower.
- * PASS on all 13 shapes (call6-3c74c38/gc). A block that walks its rows
+ * PASS on all 13 shapes (call6-3c74c38/correct). A block that walks its rows
  * in turn lost to one block a row, which the block scheduler hands out
  * as SMs free up: the half-full last wave was not the cost. A measured
  * dead end.

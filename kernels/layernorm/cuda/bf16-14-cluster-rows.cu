@@ -26,8 +26,8 @@
  * call4-fd11059: 22% slower. Its other shapes run 11's code (65.68 / 65.31
  * us).
  * PASS at the canonical shapes there; its all-shape check was cut by the
- * call's time limit before it ended (correct/*.err: PASS on the first
- * shapes reached, no result written). The
+ * call's time limit before it ended (correct/*.err: the first two or
+ * three shapes started, none finished). The
  * cluster barrier (with the GPU-scope fence the first one compiles to)
  * and the cross-block wait cost more than the shorter units won. A
  * measured dead end.

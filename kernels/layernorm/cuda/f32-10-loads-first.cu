@@ -26,7 +26,7 @@
  * 16384x4096 / 65536x1024 / 4096x16384 against 05's 131.10 / 130.56 /
  * 131.36 in the same rounds: 1.5 / 1.3 / 0.4% faster, as predicted in
  * direction, less than a full round trip. PASS on all 13 shapes of the op
- * (call1-18bcd6b/gc).
+ * (call1-18bcd6b/correct).
  */
 #include <kproof/kernel.h>
 

@@ -13,7 +13,7 @@
  * H200 screen (results/2026-11-30-h200-session6/call2-8ecea1a/screen.txt): 128.86 /
  * 129.18 / 130.40 us at 16384x4096 / 65536x1024 / 4096x16384 against
  * 10's 129.22 / 129.22 / 131.14 in the same rounds: 0.3 / 0.0 / 0.6%
- * faster. PASS on all 13 shapes (call2-8ecea1a/gc, worst 0.174 of the
+ * faster. PASS on all 13 shapes (call2-8ecea1a/correct, worst 0.174 of the
  * tolerance). Issue 5's table (call4-fd11059, copy 4261.0 GB/s): 128.37 /
  * 128.37 / 130.77 us = 98.2 / 98.2 / 96.4% of copy; the best torch 126.43 /
  * 127.41 / 130.86.

@@ -19,7 +19,7 @@
  * of 30 cold calls): 141.02 / 136.03 / 143.10 us at 16384x4096 /
  * 65536x1024 / 4096x16384 against 11's 128.96 / 128.58 / 130.43: 9.3%,
  * 5.8% and 9.7% slower.
- * PASS on all 13 shapes (call6-3c74c38/gc). A block that walks its rows
+ * PASS on all 13 shapes (call6-3c74c38/correct). A block that walks its rows
  * in turn lost to one block a row, which the block scheduler hands out
  * as SMs free up: the half-full last wave was not the cost. A measured
  * dead end.

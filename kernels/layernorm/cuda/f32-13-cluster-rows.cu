@@ -11,8 +11,8 @@
  * [142.19, 143.34] at 4096x16384 = 88.1% of copy, against 11's 130.77 us
  * in call4-fd11059: 9% slower.
  * PASS at the canonical shapes there; its all-shape check was cut by the
- * call's time limit before it ended (correct/*.err: PASS on the first
- * shapes reached, no result written). The
+ * call's time limit before it ended (correct/*.err: the first two or
+ * three shapes started, none finished). The
  * cluster barrier (with the GPU-scope fence the first one compiles to)
  * and the cross-block wait cost more than the shorter units won. A
  * measured dead end.

@@ -18,8 +18,8 @@
  * [169.02, 171.54] at 4096x32768 = 73.8% of copy, against 07's 142.02 us
  * in call4-fd11059: 20% slower. Its other shapes run 07's code.
  * PASS at the canonical shapes there; its all-shape check was cut by the
- * call's time limit before it ended (correct/*.err: PASS on the first
- * shapes reached, no result written). The
+ * call's time limit before it ended (correct/*.err: the first two or
+ * three shapes started, none finished). The
  * cluster barrier (with the GPU-scope fence the first one compiles to)
  * and the cross-block wait cost more than the shorter units won. A
  * measured dead end.

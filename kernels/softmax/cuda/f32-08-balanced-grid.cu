@@ -20,7 +20,7 @@
  * of 30 cold calls): 133.70 / 138.37 / 264.70 us at 65536x1024 /
  * 8192x8192 / 4096x32768 against 07's 125.79 / 128.86 / 264.29: 6.3% and
  * 7.4% slower, the same at 4096x32768.
- * PASS on all 13 shapes (call6-3c74c38/gc). A block that walks its rows
+ * PASS on all 13 shapes (call6-3c74c38/correct). A block that walks its rows
  * in turn lost to one block a row, which the block scheduler hands out
  * as SMs free up: the half-full last wave was not the cost. A measured
  * dead end.
