@@ -1,12 +1,13 @@
 # lab/driver-build.sh, sourced by screen.sh and profile.sh: lab/driver.cu
 # built for one kernel file into $W. The op and dtype come from the path
 # (kernels/<op>/<backend>/<dtype>-NN-idea.cu), as in gpu-check.sh.
+family_of() { basename "$(dirname "$(dirname "$1")")"; } # kernels/<family>/<backend>/<file>
 driver_exe() { # file -> the driver's path
-  echo "$W/drv-$(basename "$(dirname "$(dirname "$1")")")-$(basename "${1%.*}")"
+  echo "$W/drv-$(family_of "$1")-$(basename "${1%.*}")"
 }
 driver_build() { # file; 0 built, else says why on stdout
   local f=$1 fam base exe log
-  fam=$(basename "$(dirname "$(dirname "$f")")"); base=$(basename "${f%.*}")
+  fam=$(family_of "$f"); base=$(basename "${f%.*}")
   exe=$(driver_exe "$f") log=$W/build-$fam-$base.txt
   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude \
     -DLAB_OP="LAB_$(echo "${fam}_${base%%-*}" | tr a-z A-Z)" lab/driver.cu "$f" -o "$exe" >"$log" 2>&1 \

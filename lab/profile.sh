@@ -19,7 +19,7 @@ SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis --section Warp
 . "$(dirname "$0")/driver-build.sh"
 one_kernel() { # file rows cols
   local f=$1 rows=$2 cols=$3 fam base exe
-  fam=$(basename "$(dirname "$(dirname "$f")")"); base=$(basename "${f%.*}")
+  fam=$(family_of "$f"); base=$(basename "${f%.*}")
   exe=$(driver_exe "$f")
   driver_build "$f" || return
   "$exe" "$rows" "$cols" 20 | tee "$W/$fam-$base-${rows}x$cols.time.txt"

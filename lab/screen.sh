@@ -15,7 +15,7 @@ mkdir -p "$OUT" "$W"
 rounds=$1 calls=$2; shift 2
 specs=("$@")
 . "$(dirname "$0")/driver-build.sh"
-export -f driver_build driver_exe; export W
+export -f driver_build driver_exe family_of; export W
 printf '%s\n' "${specs[@]}" | cut -d: -f1 | sort -u | xargs -P "${LAB_JOBS:-12}" -I{} bash -c 'driver_build "$1"' _ {}
 raw=$W/screen-raw.txt; : >"$raw"
 for r in $(seq 1 "$rounds"); do
@@ -24,7 +24,7 @@ for r in $(seq 1 "$rounds"); do
     IFS=: read -r f rows cols <<<"$s"
     exe=$(driver_exe "$f")
     [ -x "$exe" ] || continue
-    key=$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f" | cut -d- -f1) # op-dtype
+    key=$(family_of "$f")-$(basename "$f" | cut -d- -f1) # op-dtype
     if [ -z "${copied[$key:$rows:$cols]:-}" ]; then
       copied[$key:$rows:$cols]=1
       echo "$r copy:$key:$rows:$cols $("$exe" "$rows" "$cols" "$calls" copy 2>&1 | tail -1)" >>"$raw"
