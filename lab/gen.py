@@ -381,3 +381,24 @@ variant("kernels/softmax/cuda/bf16-07-stream-rows.cu", "kernels/softmax/cuda/bf1
         (("        if (i < n) __pipeline_memcpy_async(&dst[i], &src[i], sizeof(uint4));\n",
           '        if (i < n) asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;"\n'
           '                            :: "r"((unsigned)__cvta_generic_to_shared(&dst[i])), "l"(&src[i]) : "memory");\n', 1),))
+
+# ---- session 7: rows brought into shared memory by the bulk copy engine --
+# Launch-shape variants of layernorm bf16 15, f32 14 and softmax bf16 12
+# (cp.async.bulk rows, one short-lived block a row), and the same path at
+# the widths where the register kernels already run near the copy rate.
+L, S = "kernels/layernorm/cuda", "kernels/softmax/cuda"
+variant(f"{L}/bf16-15-tma-rows.cu", f"{L}/bf16-79-lab-tma512.cu", "LAB 79-lab-tma512: 15 with 512 threads x 4 chunks at 16K.",
+        (("cols <= 16384) return launch_tma<256, 8>", "cols <= 16384) return launch_tma<512, 4>", 1),))
+variant(f"{L}/bf16-15-tma-rows.cu", f"{L}/bf16-78-lab-tma4k.cu", "LAB 78-lab-tma4k: 15 with rows of 2K-8K on the bulk-copy path too.",
+        (("        if (cols > 8192 && cols <= 16384)",
+          "        if (cols > 2048 && cols <= 4096) return launch_tma<128, 4>(x, w, b, y, rows, cols, stream);\n"
+          "        if (cols > 4096 && cols <= 8192) return launch_tma<256, 4>(x, w, b, y, rows, cols, stream);\n"
+          "        if (cols > 8192 && cols <= 16384)", 1),))
+variant(f"{L}/f32-14-tma-rows.cu", f"{L}/f32-79-lab-tma256.cu", "LAB 79-lab-tma256: 14 with 256 threads x 4 chunks at 4K.",
+        (("cols <= 4096) return launch_tma<128, 8>", "cols <= 4096) return launch_tma<256, 4>", 1),))
+variant(f"{S}/bf16-12-tma-rows.cu", f"{S}/bf16-79-lab-tma1024.cu", "LAB 79-lab-tma1024: 12 with 1024 threads x 4 chunks at 32K.",
+        (("cols <= 32768) return launch_tma<512, 8>", "cols <= 32768) return launch_tma<1024, 4>", 1),))
+variant(f"{S}/bf16-12-tma-rows.cu", f"{S}/bf16-78-lab-tma8k.cu", "LAB 78-lab-tma8k: 12 with rows of 4K-8K on the bulk-copy path too.",
+        (("        if (cols > 8192 && cols <= 16384)",
+          "        if (cols > 4096 && cols <= 8192) return launch_tma<256, 4>(x, y, rows, cols, stream);\n"
+          "        if (cols > 8192 && cols <= 16384)", 1),))
