@@ -402,3 +402,20 @@ variant(f"{S}/bf16-12-tma-rows.cu", f"{S}/bf16-78-lab-tma8k.cu", "LAB 78-lab-tma
         (("        if (cols > 8192 && cols <= 16384)",
           "        if (cols > 4096 && cols <= 8192) return launch_tma<256, 4>(x, y, rows, cols, stream);\n"
           "        if (cols > 8192 && cols <= 16384)", 1),))
+# Call 2: where layernorm bf16 15 loses what softmax bf16 12 gains (12 ran
+# at 94.9% of copy at 4096x32768, 15 at 88.2% at 4096x16384, 11 at 90.0%:
+# results/2026-11-30-h200-session7/call1-5f5032c). Suspect: w and b, read
+# for every row, no longer fit in L1 once six 32 KiB rows take the shared
+# memory. Diagnostics without w and b (wrong output), and 15 with its
+# shared memory padded so five or four rows share an SM.
+NOWB = (("            vec<8>::load(w, i, wv);\n            vec<8>::load(b, i, bv);\n",
+         "#pragma unroll\n            for (int j = 0; j < 8; j++) wv[j] = 1.0f, bv[j] = 0.0f;\n", 1),)
+diagnostic(f"{L}/bf16-15-tma-rows.cu", f"{L}/bf16-77-lab-nowb.cu", "77-lab-nowb", "15 without w and b loads.", NOWB)
+diagnostic(f"{L}/bf16-79-lab-tma512.cu", f"{L}/bf16-76-lab-nowb512.cu", "76-lab-nowb512",
+           "15 at 512 threads x 4 chunks without w and b loads.", NOWB)
+for tag, pad in (("75-lab-5rows", 40 * 1024), ("74-lab-4rows", 52 * 1024)):
+    variant(f"{L}/bf16-15-tma-rows.cu", f"{L}/bf16-{tag}.cu", f"LAB {tag}: 15 with {pad // 1024} KiB of shared memory a block.",
+            (("    const int smem = (int)(cols * 2);\n", f"    const int smem = (int)(cols * 2) > {pad} ? (int)(cols * 2) : {pad};\n", 1),
+             ("                                    CH * TPB * 16));\n", f"                                    CH * TPB * 16 > {pad} ? CH * TPB * 16 : {pad}));\n", 1)))
+variant(f"{S}/bf16-12-tma-rows.cu", f"{S}/bf16-77-lab-tma256.cu", "LAB 77-lab-tma256: 12 with 256 threads x 16 chunks at 32K.",
+        (("cols <= 32768) return launch_tma<512, 8>", "cols <= 32768) return launch_tma<256, 16>", 1),))
