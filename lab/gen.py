@@ -419,3 +419,9 @@ for tag, pad in (("75-lab-5rows", 40 * 1024), ("74-lab-4rows", 52 * 1024)):
              ("                                    CH * TPB * 16));\n", f"                                    CH * TPB * 16 > {pad} ? CH * TPB * 16 : {pad}));\n", 1)))
 variant(f"{S}/bf16-12-tma-rows.cu", f"{S}/bf16-77-lab-tma256.cu", "LAB 77-lab-tma256: 12 with 256 threads x 16 chunks at 32K.",
         (("cols <= 32768) return launch_tma<512, 8>", "cols <= 32768) return launch_tma<256, 16>", 1),))
+# Call 3: layernorm bf16 16 (two rows a block share each w and b load)
+# with one row a block at the same launch shape, and without w and b.
+variant(f"{L}/bf16-16-row-pairs.cu", f"{L}/bf16-73-lab-pairs1.cu", "LAB 73-lab-pairs1: 16 with one row a block (512 x 4).",
+        (("cols <= 16384) return launch_tma<512, 4, 2>", "cols <= 16384) return launch_tma<512, 4, 1>", 1),))
+variant(f"{L}/bf16-16-row-pairs.cu", f"{L}/bf16-72-lab-pairs3.cu", "LAB 72-lab-pairs3: 16 with three rows a block (512 x 4).",
+        (("cols <= 16384) return launch_tma<512, 4, 2>", "cols <= 16384) return launch_tma<512, 4, 3>", 1),))

@@ -10,13 +10,20 @@
  * completing on an mbarrier) issued by one thread: no load instructions
  * and no registers held for the row, so an SM holds as many rows as its
  * shared memory does (three of 64 KiB at 32768 columns, six of 32 KiB at
- * 16384). A thread reads its share from shared memory three times (max;
- * exp2 and sum; exp2, scale and store), two exp2 an element where 07 has
- * one. Rows that are not 16-byte multiples, pointers not 16-byte aligned
- * and rows of at most 8192 run 07's code.
+ * 16384; at most 2048 threads). A thread reads its share from shared
+ * memory three times (max; exp2 and sum; exp2, scale and store), two exp2
+ * an element where 07 has one. Rows that are not 16-byte multiples,
+ * pointers not 16-byte aligned and rows of at most 8192 run 07's code.
  * Prediction: 4096x32768 from 07's ~89% to 93-95% of copy.
- * H200: not measured yet.
- * kproof-best: no (until measured)
+ * H200 screens at 4096x32768 (lab/screen.sh, 3 rounds of 30 cold calls,
+ * % of a cudaMemcpy of the same bytes): 512 threads x 8 chunks a row
+ * 133.57 us (94.9%) against 07's 141.22 (89.7%) (results/2026-11-30-h200-session7/call1-5f5032c);
+ * then 133.22 (94.6%), 1024 x 4 131.71 (95.7%), 256 x 16 137.95 (91.4%),
+ * 07 140.51 (call2-6f0229b). 1024 x 4 is the launch shape at 32768; at
+ * 16384, 512 x 4 by the same rule (more threads a row). At 8192 the bulk
+ * copy path (256 x 4) was 0.7% slower than 07's registers (66.02 against
+ * 65.54 us, call1): rows of 8192 stay in registers. PASS on all 13 shapes
+ * with 512 x 8 and 256 x 8 (call1-5f5032c/correct).
  */
 #include <kproof/kernel.h>
 
@@ -442,8 +449,8 @@ static int launch(const kp_bf16 *x, kp_bf16 *y, int64_t rows, int64_t cols, cuda
 KP_ENTRY int kp_softmax_bf16(const kp_bf16 *x, kp_bf16 *y, int64_t rows, int64_t cols, kp_stream stream) {
     if (rows <= 0 || cols <= 0) return 0;
     if (cols % 8 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0) {
-        if (cols > 8192 && cols <= 16384) return launch_tma<256, 8>(x, y, rows, cols, stream);
-        if (cols > 16384 && cols <= 32768) return launch_tma<512, 8>(x, y, rows, cols, stream);
+        if (cols > 8192 && cols <= 16384) return launch_tma<512, 4>(x, y, rows, cols, stream);
+        if (cols > 16384 && cols <= 32768) return launch_tma<1024, 4>(x, y, rows, cols, stream);
         return launch<8>(x, y, rows, cols, stream);
     }
     return launch<1>(x, y, rows, cols, stream);
