@@ -18,8 +18,20 @@
  * Rows that are not 16-byte multiples, pointers not 16-byte aligned and
  * all other widths run 11's code.
  * Prediction: 4096x16384 from 11's ~89% to 93-95% of copy.
- * H200: not measured yet.
- * kproof-best: no (until measured)
+ * H200 screens at 4096x16384 (lab/screen.sh, 3 rounds of 30 cold calls, %
+ * of a cudaMemcpy of the same bytes): 72.61 us (88.2%) against 11's 71.14
+ * (90.0%) (results/2026-11-30-h200-session7/call1-5f5032c); 71.84 (88.9%) against 70.69
+ * (90.4%) in call2-6f0229b, where 15 at 512 threads x 4 chunks (four rows
+ * an SM) ran 70.75 (90.3%) and, without its w and b loads (wrong output),
+ * 96.8% at both launch shapes; padded to five or four rows an SM, 86.9 and
+ * 84.4%. With rows of 4096 on the same path (128 x 4): 67.26 us against
+ * 11's 66.69 at 16384x4096 (call1). Nsight Compute (call4-27deafd,
+ * lab-profile.tgz): L2 throughput 83% for 11, 15 and 15 at 512 x 4 alike,
+ * DRAM 72-73%; without w and b, L2 88% and DRAM 78%. PASS on all 13 shapes
+ * (call1-5f5032c/correct). Softmax bf16 12, the same structure with no w
+ * and b, won 5%; here the w and b reads take it back. Kept as a measured
+ * side road; 16 tried sharing the w and b loads between two rows.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 

@@ -16,8 +16,14 @@
  * 16385-32768 take 15's (one row a block: two would leave one block an
  * SM); others run 11's.
  * Prediction: 4096x16384 from 15's 88.5% to 92-94% of copy.
- * H200: not measured yet.
- * kproof-best: no (until measured)
+ * H200 screen (results/2026-11-30-h200-session7/call3-25ce45b/screen.txt, 3 rounds of 30
+ * cold calls): 74.66 us (85.8% of a cudaMemcpy of the same bytes) against
+ * 11's 71.17 (90.0%) at 4096x16384; 143.01 against 136.06 at 8192x16384.
+ * Slower than 15, not faster: halving the w and b traffic did not buy
+ * back what two rows a block (three blocks an SM, a block lives through
+ * two rows' output) cost. PASS on all 13 shapes (call3-25ce45b/correct).
+ * A measured side road.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 

@@ -11,8 +11,14 @@
  * code. At 16384x4096 11 reached 128.37 us against max-autotune's 126.43
  * (results/2026-11-30-h200-session6/call4-fd11059).
  * Prediction: 16384x4096 and 4096x16384 1-3% faster than 11.
- * H200: not measured yet.
- * kproof-best: no (until measured)
+ * H200 screen (results/2026-11-30-h200-session7/call1-5f5032c/screen.txt, 3 rounds of 30
+ * cold calls): 135.10 us at 16384x4096 against 11's 129.79 (4.1% slower),
+ * 256 threads x 4 chunks there 131.04 (1.0% slower); 139.42 against 131.58
+ * at 4096x16384 (6.0% slower). PASS on all 13 shapes (call1/correct). As
+ * for layernorm bf16 15: every row reads all of w and b, and with the
+ * shared memory full of rows they no longer stay in L1. A measured side
+ * road.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 
