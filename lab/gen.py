@@ -430,3 +430,14 @@ variant(f"{L}/bf16-16-row-pairs.cu", f"{L}/bf16-72-lab-pairs3.cu", "LAB 72-lab-p
 # and b (the driver may pick the largest carveout and leave L1 28 KiB).
 variant(f"{L}/bf16-79-lab-tma512.cu", f"{L}/bf16-71-lab-carve.cu", "LAB 71-lab-carve: 15 at 512 x 4 with a 132 KiB carveout.",
         (("        ready = 1;\n", "        KP_TRY(cudaFuncSetAttribute(layernorm_tma<TPB, CH>, cudaFuncAttributePreferredSharedMemoryCarveout, 58));\n        ready = 1;\n", 1),))
+# Call 5: softmax f32 09 and layernorm f32 15 (eight rows of 1024 floats a
+# block by bulk copy, a warp a row) with four rows a block; softmax f32 09
+# with rows of 8192 on the bulk-copy path too (one row a block, 512 x 4).
+variant(f"{S}/f32-09-tma-rows.cu", f"{S}/f32-78-lab-tma128.cu", "LAB 78-lab-tma128: 09 with four rows a block (128 threads).",
+        (("return launch_tma<256, 32, 8>", "return launch_tma<128, 32, 8>", 1),))
+variant(f"{S}/f32-09-tma-rows.cu", f"{S}/f32-77-lab-tma8k.cu", "LAB 77-lab-tma8k: 09 with rows of 4K-8K on the bulk-copy path (512 x 4).",
+        (("        return launch<4>(x, y, rows, cols, stream);\n    }\n",
+          "        if (cols > 4096 && cols <= 8192) return launch_tma<512, 512, 4>(x, y, rows, cols, stream);\n"
+          "        return launch<4>(x, y, rows, cols, stream);\n    }\n", 1),))
+variant(f"{L}/f32-15-tma-warp-rows.cu", f"{L}/f32-78-lab-tma128.cu", "LAB 78-lab-tma128: 15 with four rows a block (128 threads).",
+        (("return launch_tma<256, 32, 8>", "return launch_tma<128, 32, 8>", 1),))

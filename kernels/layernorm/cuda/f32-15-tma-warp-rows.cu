@@ -1,0 +1,458 @@
+/* layernorm f32, variant 15: rows of 513-1024 floats brought into shared memory by the copy engine, eight a block.
+ *
+ * Adds over 11 (12-14 are side roads): 14's bulk-copy rows lost to 11 at
+ * 4096 columns, where each row's w and b (32 KiB) no longer stayed in L1
+ * (results/2026-11-30-h200-session7/call1-5f5032c, call4-27deafd). At 1024
+ * columns w and b are 8 KiB and fit beside the rows. Here a block of 256
+ * threads takes eight consecutive rows of 513-1024 floats in one bulk copy
+ * (cp.async.bulk completing on an mbarrier; 32 KiB at 1024), a warp a
+ * row, reductions in shuffles only; six blocks, 48 rows, an SM where 11
+ * keeps 32 in registers. Statistics as 11 (each lane's own mean and M2,
+ * one merged reduction when every lane holds the same count). At
+ * 65536x1024 11 ran 128.37 us against torch.compile's 127.41
+ * (results/2026-11-30-h200-session6/call4-fd11059). Rows that are not
+ * 16-byte multiples, pointers not 16-byte aligned and other widths run
+ * 11's code.
+ * Prediction: within 1% of 11 either way; a win needs 0.8%.
+ * H200: not measured yet.
+ * kproof-best: no (until measured)
+ */
+#include <kproof/kernel.h>
+
+#include <math.h>
+#include <stdint.h>
+
+#define KP_TRY(call) do { if ((call) != cudaSuccess) return 1; } while (0)
+
+enum { LONG_THREADS = 1024, LONG_UNROLL = 4 };
+
+template <typename T> static __device__ __forceinline__ T warp_sum(T v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+/* A group of TPR threads reduces one row: a warp needs only shuffles; a
+ * whole block (TPR > 32) goes through shared memory once. Every warp
+ * reduces the per-warp partials itself, so the result reaches all threads
+ * without a second barrier; each reduction owns its buffer. */
+template <int TPR, typename T> static __device__ __forceinline__ T row_sum(T v, T *sh) {
+    v = warp_sum(v);
+    if (TPR == 32) return v;
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = (threadIdx.x & 31) < TPR / 32 ? sh[threadIdx.x & 31] : (T)0;
+    return warp_sum(v);
+}
+
+/* VEC consecutive floats starting at element i*VEC of a row. */
+/* Mean m and sum of squared deviations q of two sets of c values each,
+ * across lanes o apart: the pair's mean and M2 (Chan et al. with equal
+ * counts). Symmetric in the two lanes, so both end with the same bits. */
+static __device__ __forceinline__ void merge_equal(float &m, float &q, float c, int o) {
+    const float mo = __shfl_xor_sync(0xffffffffu, m, o), qo = __shfl_xor_sync(0xffffffffu, q, o);
+    const float d = mo - m;
+    q = (q + qo) + d * d * (0.5f * c);
+    m = 0.5f * (m + mo);
+}
+/* A row's (mean, M2) from each thread's own over c values: the warp's
+ * lanes in five steps, then (TPR > 32) each warp reads the TPR / 32 warp
+ * results (lane l takes warp l % (TPR / 32), so every xor step below
+ * TPR / 32 pairs two different warps) and merges them itself. */
+template <int TPR> static __device__ __forceinline__ void row_stats(float &m, float &q, float c, float2 *sh) {
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1, c *= 2.0f) merge_equal(m, q, c, o);
+    if (TPR == 32) return;
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = make_float2(m, q);
+    __syncthreads();
+    const float2 s = sh[(threadIdx.x & 31) % (TPR / 32)];
+    m = s.x;
+    q = s.y;
+#pragma unroll
+    for (int o = 1; o < TPR / 32; o <<= 1, c *= 2.0f) merge_equal(m, q, c, o);
+}
+
+template <int VEC> struct vec;
+template <> struct vec<1> {
+    static __device__ __forceinline__ void load(const float *p, int64_t i, float *v) { v[0] = p[i]; }
+    static __device__ __forceinline__ void store(float *p, int64_t i, const float *v) { p[i] = v[0]; }
+};
+template <> struct vec<4> {
+    static __device__ __forceinline__ void load(const float *p, int64_t i, float *v) {
+        float4 t = reinterpret_cast<const float4 *>(p)[i];
+        v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;
+    }
+    static __device__ __forceinline__ void store(float *p, int64_t i, const float *v) {
+        reinterpret_cast<float4 *>(p)[i] = make_float4(v[0], v[1], v[2], v[3]);
+    }
+};
+static __device__ __forceinline__ float first(const float *p) { return p[0]; }
+
+/* ---- rows that fit: one read, registers only ----------------------------
+ * TPR threads per row, each keeping PER floats; BLOCK / TPR rows per block.
+ * 64 registers a thread at PER = 32 (1024 threads per SM), fewer below. */
+template <int VEC, int PER, int TPR, int BLOCK>
+static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 : 1024) / BLOCK) void layernorm_regs(
+    const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b, float *__restrict__ y,
+    int64_t rows, int64_t cols) {
+    constexpr int CHUNKS = PER / VEC;
+    __shared__ float sh_mean[32];
+    __shared__ float sh_var[32];
+    __shared__ float2 sh_stats[32];
+    const int64_t row = (int64_t)blockIdx.x * (BLOCK / TPR) + threadIdx.x / TPR;
+    if (TPR == 32 && row >= rows) return; /* whole warps; a block row always exists */
+    const int t = (int)(threadIdx.x % TPR);
+    const float *xr = x + row * cols;
+    float *yr = y + row * cols;
+    const int n = (int)(cols / VEC);
+    const float pivot = first(xr);
+    float v[PER];
+
+    /* All loads first, so they are in flight together. A row that fills
+     * every thread's slots (every canonical shape) takes plain loads with
+     * nothing between them. In 05 every slot had the pivot copied into it
+     * before its predicated load (the default for a slot past the row), and
+     * in the SASS those copies sat between the loads, so each load after
+     * the pivot's waited for the pivot to arrive: two memory round trips a
+     * row. Copying the pivot in after the loads instead needs a predicate
+     * per slot alive across all of them, more than the 7 an SM thread has,
+     * and the compiler then holds a load back. A short row keeps 05's code. */
+    if (n >= CHUNKS * TPR) {
+#pragma unroll
+        for (int k = 0; k < CHUNKS; k++) vec<VEC>::load(xr, k * TPR + t, &v[k * VEC]);
+    } else {
+#pragma unroll
+        for (int k = 0; k < CHUNKS; k++) {
+            int i = k * TPR + t;
+            if (i < n) {
+                vec<VEC>::load(xr, i, &v[k * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[k * VEC + j] = pivot; /* adds 0 to the shifted sum */
+            }
+        }
+    }
+
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* short chains, then a tree */
+#pragma unroll
+    for (int j = 0; j < PER; j++) {
+        v[j] -= pivot;
+        acc[j % 4] += v[j];
+    }
+    float delta, var; /* mean - pivot; variance */
+    if (n >= CHUNKS * TPR) {
+        /* Every thread holds PER values of the row: its own mean and M2
+         * (a second pass over its registers), then one merged reduction. */
+        float m = ((acc[0] + acc[1]) + (acc[2] + acc[3])) * (1.0f / (float)PER), q4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int j = 0; j < PER; j++) {
+            const float e = v[j] - m;
+            q4[j % 4] = fmaf(e, e, q4[j % 4]);
+        }
+        float q = (q4[0] + q4[1]) + (q4[2] + q4[3]);
+        row_stats<TPR>(m, q, (float)PER, sh_stats);
+        delta = m;
+        var = q / (float)cols;
+#pragma unroll
+        for (int j = 0; j < PER; j++) v[j] -= delta;
+    } else { /* as 05: the shifted mean, then the variance about it */
+        delta = row_sum<TPR>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_mean) / (float)cols;
+#pragma unroll
+        for (int j = 0; j < 4; j++) acc[j] = 0.0f;
+#pragma unroll
+        for (int k = 0; k < CHUNKS; k++) {
+            const bool in_row = k * TPR + t < n;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                float d = v[k * VEC + j] - delta;
+                v[k * VEC + j] = d;
+                if (in_row) acc[j % 4] = fmaf(d, d, acc[j % 4]);
+            }
+        }
+        var = row_sum<TPR>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_var) / (float)cols;
+    }
+    const float rstd = 1.0f / sqrtf(var + (float)KP_LAYERNORM_EPS);
+
+#pragma unroll
+    for (int k = 0; k < CHUNKS; k++) {
+        int i = k * TPR + t;
+        if (i < n) {
+            float wv[VEC], bv[VEC];
+            vec<VEC>::load(w, i, wv);
+            vec<VEC>::load(b, i, bv);
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[k * VEC + j] = fmaf(v[k * VEC + j] * rstd, wv[j], bv[j]);
+            vec<VEC>::store(yr, i, &v[k * VEC]);
+        }
+    }
+}
+
+/* ---- rows over 32768 floats: shifted mean, variance, output (three reads).
+ * Chunks are summed in fp32, the chunk sums in double, since a thread's
+ * chain of chunks grows with the row. */
+template <int VEC>
+static __global__ __launch_bounds__(LONG_THREADS) void layernorm_long(const float *__restrict__ x,
+                                                                      const float *__restrict__ w,
+                                                                      const float *__restrict__ b,
+                                                                      float *__restrict__ y, int64_t cols) {
+    __shared__ double sh_mean[32];
+    __shared__ double sh_var[32];
+    const float *xr = x + (int64_t)blockIdx.x * cols;
+    float *yr = y + (int64_t)blockIdx.x * cols;
+    const int64_t n = cols / VEC;
+    const int64_t step = (int64_t)LONG_THREADS * LONG_UNROLL;
+    const float pivot = first(xr);
+    float v[LONG_UNROLL * VEC];
+
+    double s = 0.0;
+    for (int64_t base = threadIdx.x; base < n; base += step) {
+#pragma unroll
+        for (int u = 0; u < LONG_UNROLL; u++) {
+            int64_t i = base + (int64_t)u * LONG_THREADS;
+            if (i < n) {
+                vec<VEC>::load(xr, i, &v[u * VEC]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[u * VEC + j] = 0.0f;
+            }
+        }
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int u = 0; u < LONG_UNROLL; u++) {
+            const bool in_row = base + (int64_t)u * LONG_THREADS < n;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) acc[(u * VEC + j) % 4] += in_row ? v[u * VEC + j] - pivot : 0.0f;
+        }
+        s += (double)((acc[0] + acc[1]) + (acc[2] + acc[3]));
+    }
+    const float delta = (float)(row_sum<LONG_THREADS>(s, sh_mean) / (double)cols);
+
+    double q = 0.0;
+    for (int64_t base = threadIdx.x; base < n; base += step) {
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int u = 0; u < LONG_UNROLL; u++) {
+            int64_t i = base + (int64_t)u * LONG_THREADS;
+            if (i < n) vec<VEC>::load(xr, i, &v[u * VEC]);
+        }
+#pragma unroll
+        for (int u = 0; u < LONG_UNROLL; u++) {
+            if (base + (int64_t)u * LONG_THREADS < n) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) {
+                    float d = (v[u * VEC + j] - pivot) - delta;
+                    acc[j % 4] = fmaf(d, d, acc[j % 4]);
+                }
+            }
+        }
+        q += (double)((acc[0] + acc[1]) + (acc[2] + acc[3]));
+    }
+    const double var = row_sum<LONG_THREADS>(q, sh_var) / (double)cols;
+    const float rstd = (float)(1.0 / sqrt(var + KP_LAYERNORM_EPS));
+
+    for (int64_t base = threadIdx.x; base < n; base += step) {
+#pragma unroll
+        for (int u = 0; u < LONG_UNROLL; u++) {
+            int64_t i = base + (int64_t)u * LONG_THREADS;
+            if (i < n) vec<VEC>::load(xr, i, &v[u * VEC]);
+        }
+#pragma unroll
+        for (int u = 0; u < LONG_UNROLL; u++) {
+            int64_t i = base + (int64_t)u * LONG_THREADS;
+            if (i < n) {
+                float wv[VEC], bv[VEC];
+                vec<VEC>::load(w, i, wv);
+                vec<VEC>::load(b, i, bv);
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    v[u * VEC + j] = fmaf(((v[u * VEC + j] - pivot) - delta) * rstd, wv[j], bv[j]);
+                vec<VEC>::store(yr, i, &v[u * VEC]);
+            }
+        }
+    }
+}
+
+/* ---- launchers ------------------------------------------------------------ */
+static const int64_t MAX_GRID = 0x7fffffff;
+
+template <int VEC, int PER, int TPR, int BLOCK>
+static int launch_regs(const float *x, const float *w, const float *b, float *y, int64_t rows, int64_t cols,
+                       cudaStream_t stream) {
+    const int64_t rpb = BLOCK / TPR;
+    for (int64_t r0 = 0; r0 < rows; r0 += MAX_GRID * rpb) { /* one pass in practice */
+        int64_t n = rows - r0 < MAX_GRID * rpb ? rows - r0 : MAX_GRID * rpb;
+        layernorm_regs<VEC, PER, TPR, BLOCK>
+            <<<(unsigned)((n + rpb - 1) / rpb), BLOCK, 0, stream>>>(x + r0 * cols, w, b, y + r0 * cols, n, cols);
+        KP_TRY(cudaGetLastError());
+    }
+    return 0;
+}
+
+/* ---- rows in shared memory, filled by one bulk copy ----------------
+ * PTX of the Hopper bulk copy (cp.async.bulk) and its mbarrier: one thread
+ * arms the barrier with the row's byte count and issues the copy; every
+ * thread waits on phase 0, after which the bytes are visible to it. */
+static __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+static __device__ __forceinline__ void row_copy_start(uint64_t *bar, void *dst, const void *src, uint32_t bytes) {
+    const uint32_t b = smem_u32(bar);
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     smem_u32(dst)),
+                 "l"(src), "r"(bytes), "r"(b)
+                 : "memory");
+}
+static __device__ __forceinline__ void row_copy_wait(uint64_t *bar) {
+    asm volatile("{\n\t.reg .pred done;\n"
+                 "WAIT_%=:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n\t"
+                 "@!done bra WAIT_%=;\n}" ::"r"(smem_u32(bar))
+                 : "memory");
+}
+static __device__ __forceinline__ void unpack4(float4 t, float *v) {
+    v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;
+}
+
+/* R = TPB / TPR consecutive rows a block, TPR threads a row (a warp, R
+ * rows; or the whole block, one row); thread t of a row owns 16-byte
+ * chunks t, t + TPR, ... (at most CH), so a warp's shared-memory reads are
+ * conflict-free. */
+template <int TPB, int TPR, int CH>
+static __global__ __launch_bounds__(TPB) void layernorm_tma(const float *__restrict__ x,
+                                                           const float *__restrict__ w,
+                                                           const float *__restrict__ b,
+                                                           float *__restrict__ y, int64_t rows, int64_t cols) {
+    constexpr int R = TPB / TPR;
+    static_assert(TPR == 32 || R == 1, "a row is a warp or the block");
+    extern __shared__ __align__(128) float4 buf[];
+    __shared__ uint64_t bar;
+    __shared__ float sh_mean[32];
+    __shared__ float sh_var[32];
+    __shared__ float2 sh_stats[32];
+    const int n = (int)(cols / 4);
+    const int64_t row0 = (int64_t)blockIdx.x * R;
+    const int nr = rows - row0 < R ? (int)(rows - row0) : R; /* rows this block has */
+    if (threadIdx.x == 0) row_copy_start(&bar, buf, x + row0 * cols, (uint32_t)(nr * cols * 4));
+    __syncthreads(); /* the barrier is initialised before anyone waits on it */
+    const int r = (int)threadIdx.x / TPR, t = (int)threadIdx.x % TPR;
+    if (TPR == 32 && r >= nr) return; /* a whole warp, past the last row */
+    row_copy_wait(&bar);
+    const float4 *row = buf + r * n;
+    float *yr = y + (row0 + r) * cols;
+    const float pivot = row[0].x;
+
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int k = 0; k < CH; k++) {
+        const int i = k * TPR + t;
+        if (i < n) {
+            float v[4];
+            unpack4(row[i], v);
+#pragma unroll
+            for (int j = 0; j < 4; j++) acc[j % 4] += v[j] - pivot;
+        }
+    }
+    float delta, var; /* mean - pivot; variance */
+    if (n == CH * TPR) {
+        float m = ((acc[0] + acc[1]) + (acc[2] + acc[3])) * (1.0f / (float)(CH * 4)), q4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int k = 0; k < CH; k++) {
+            float v[4];
+            unpack4(row[k * TPR + t], v);
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const float e = (v[j] - pivot) - m;
+                q4[j % 4] = fmaf(e, e, q4[j % 4]);
+            }
+        }
+        float q = (q4[0] + q4[1]) + (q4[2] + q4[3]);
+        row_stats<TPR>(m, q, (float)(CH * 4), sh_stats);
+        delta = m;
+        var = q / (float)cols;
+    } else {
+        delta = row_sum<TPR>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_mean) / (float)cols;
+#pragma unroll
+        for (int j = 0; j < 4; j++) acc[j] = 0.0f;
+#pragma unroll
+        for (int k = 0; k < CH; k++) {
+            const int i = k * TPR + t;
+            if (i < n) {
+                float v[4];
+                unpack4(row[i], v);
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const float d = (v[j] - pivot) - delta;
+                    acc[j % 4] = fmaf(d, d, acc[j % 4]);
+                }
+            }
+        }
+        var = row_sum<TPR>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_var) / (float)cols;
+    }
+    const float rstd = 1.0f / sqrtf(var + (float)KP_LAYERNORM_EPS);
+
+#pragma unroll
+    for (int k = 0; k < CH; k++) {
+        const int i = k * TPR + t;
+        if (i < n) {
+            float v[4], wv[4], bv[4];
+            unpack4(row[i], v);
+            vec<4>::load(w, i, wv);
+            vec<4>::load(b, i, bv);
+#pragma unroll
+            for (int j = 0; j < 4; j++) v[j] = fmaf(((v[j] - pivot) - delta) * rstd, wv[j], bv[j]);
+            vec<4>::store(yr, i, v);
+        }
+    }
+}
+
+template <int TPB, int TPR, int CH>
+static int launch_tma(const float *x, const float *w, const float *b, float *y, int64_t rows, int64_t cols,
+                      cudaStream_t stream) {
+    constexpr int R = TPB / TPR;
+    const int smem = (int)(R * cols * 4);
+    static int ready; /* the attribute once per process: a host call, not device work */
+    if (!ready) {
+        KP_TRY(cudaFuncSetAttribute(layernorm_tma<TPB, TPR, CH>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    R * CH * TPR * 16));
+        ready = 1;
+    }
+    for (int64_t r0 = 0; r0 < rows; r0 += MAX_GRID * R) {
+        int64_t nr = rows - r0 < MAX_GRID * R ? rows - r0 : MAX_GRID * R;
+        layernorm_tma<TPB, TPR, CH><<<(unsigned)((nr + R - 1) / R), TPB, smem, stream>>>(x + r0 * cols, w, b,
+                                                                                          y + r0 * cols, nr, cols);
+        KP_TRY(cudaGetLastError());
+    }
+    return 0;
+}
+
+template <int VEC>
+static int launch(const float *x, const float *w, const float *b, float *y, int64_t rows, int64_t cols,
+                  cudaStream_t stream) {
+    if (cols <= 128) return launch_regs<VEC, 4, 32, 256>(x, w, b, y, rows, cols, stream);
+    if (cols <= 256) return launch_regs<VEC, 8, 32, 256>(x, w, b, y, rows, cols, stream);
+    if (cols <= 512) return launch_regs<VEC, 16, 32, 256>(x, w, b, y, rows, cols, stream);
+    if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, w, b, y, rows, cols, stream);
+    if (cols <= 2048) return launch_regs<VEC, 16, 128, 128>(x, w, b, y, rows, cols, stream);
+    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, b, y, rows, cols, stream);
+    if (cols <= 8192) return launch_regs<VEC, 32, 256, 256>(x, w, b, y, rows, cols, stream);
+    if (cols <= 16384) return launch_regs<VEC, 32, 512, 512>(x, w, b, y, rows, cols, stream);
+    if (cols <= 32768) return launch_regs<VEC, 32, 1024, 1024>(x, w, b, y, rows, cols, stream);
+    for (int64_t r0 = 0; r0 < rows; r0 += MAX_GRID) {
+        int64_t n = rows - r0 < MAX_GRID ? rows - r0 : MAX_GRID;
+        layernorm_long<VEC><<<(unsigned)n, LONG_THREADS, 0, stream>>>(x + r0 * cols, w, b, y + r0 * cols, cols);
+        KP_TRY(cudaGetLastError());
+    }
+    return 0;
+}
+
+/* ---- entry point ------------------------------------------------------------ */
+KP_ENTRY int kp_layernorm_f32(const float *x, const float *w, const float *b, float *y, int64_t rows, int64_t cols,
+                              kp_stream stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    if (cols % 4 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0 && (uintptr_t)b % 16 == 0 &&
+        (uintptr_t)y % 16 == 0)
+    {
+        if (cols > 512 && cols <= 1024) return launch_tma<256, 32, 8>(x, w, b, y, rows, cols, stream);
+        return launch<4>(x, w, b, y, rows, cols, stream);
+    }
+    return launch<1>(x, w, b, y, rows, cols, stream);
+}
