@@ -441,3 +441,12 @@ variant(f"{S}/f32-09-tma-rows.cu", f"{S}/f32-77-lab-tma8k.cu", "LAB 77-lab-tma8k
           "        return launch<4>(x, y, rows, cols, stream);\n    }\n", 1),))
 variant(f"{L}/f32-15-tma-warp-rows.cu", f"{L}/f32-78-lab-tma128.cu", "LAB 78-lab-tma128: 15 with four rows a block (128 threads).",
         (("return launch_tma<256, 32, 8>", "return launch_tma<128, 32, 8>", 1),))
+# Call 6: layernorm 11 at 1024 columns with two warps a row (64-thread
+# blocks, 16 values a thread, up to 1536 threads an SM) and four warps a
+# row, as softmax f32 07 took at 1024 (2.2% over a warp a row, session 5).
+LINE = "    if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, w, b, y, rows, cols, stream);\n"
+for dt in ("f32", "bf16"):
+    variant(f"{L}/{dt}-11-one-merge.cu", f"{L}/{dt}-69-lab-tpr64.cu", "LAB 69-lab-tpr64: 11 with 64 threads x 16 values a row at 1024.",
+            ((LINE, LINE.replace("<VEC, 32, 32, 256>", "<VEC, 16, 64, 64>"), 1),))
+variant(f"{L}/f32-11-one-merge.cu", f"{L}/f32-68-lab-tpr128.cu", "LAB 68-lab-tpr128: 11 with 128 threads x 8 values a row at 1024.",
+        ((LINE, LINE.replace("<VEC, 32, 32, 256>", "<VEC, 8, 128, 128>"), 1),))
