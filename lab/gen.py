@@ -450,3 +450,17 @@ for dt in ("f32", "bf16"):
             ((LINE, LINE.replace("<VEC, 32, 32, 256>", "<VEC, 16, 64, 64>"), 1),))
 variant(f"{L}/f32-11-one-merge.cu", f"{L}/f32-68-lab-tpr128.cu", "LAB 68-lab-tpr128: 11 with 128 threads x 8 values a row at 1024.",
         ((LINE, LINE.replace("<VEC, 32, 32, 256>", "<VEC, 8, 128, 128>"), 1),))
+# Call 7: call 6's winner (f32 at 1024: 128 threads x 8 values, 99.3% of
+# copy against 11's 97.5%) taken further: 256 x 4 at 1024; at 4096,
+# 512 x 8 and 256 x 16; bf16 at 1024 and 4096 with 8 values a thread.
+LINE4 = "    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, b, y, rows, cols, stream);\n"
+variant(f"{L}/f32-11-one-merge.cu", f"{L}/f32-67-lab-tpr256.cu", "LAB 67-lab-tpr256: 11 with 256 threads x 4 values a row at 1024.",
+        ((LINE, LINE.replace("<VEC, 32, 32, 256>", "<VEC, 4, 256, 256>"), 1),))
+variant(f"{L}/f32-11-one-merge.cu", f"{L}/f32-66-lab-4k512.cu", "LAB 66-lab-4k512: 11 with 512 threads x 8 values a row at 4096.",
+        ((LINE4, LINE4.replace("<VEC, 32, 128, 128>", "<VEC, 8, 512, 512>"), 1),))
+variant(f"{L}/f32-11-one-merge.cu", f"{L}/f32-65-lab-4k256.cu", "LAB 65-lab-4k256: 11 with 256 threads x 16 values a row at 4096.",
+        ((LINE4, LINE4.replace("<VEC, 32, 128, 128>", "<VEC, 16, 256, 256>"), 1),))
+variant(f"{L}/bf16-11-one-merge.cu", f"{L}/bf16-68-lab-tpr128.cu", "LAB 68-lab-tpr128: 11 with 128 threads x 8 values a row at 1024.",
+        ((LINE, LINE.replace("<VEC, 32, 32, 256>", "<VEC, 8, 128, 128>"), 1),))
+variant(f"{L}/bf16-11-one-merge.cu", f"{L}/bf16-66-lab-4k512.cu", "LAB 66-lab-4k512: 11 with 512 threads x 8 values a row at 4096.",
+        ((LINE4, LINE4.replace("<VEC, 32, 128, 128>", "<VEC, 8, 512, 512>"), 1),))
