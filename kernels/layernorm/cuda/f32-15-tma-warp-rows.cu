@@ -14,8 +14,12 @@
  * 16-byte multiples, pointers not 16-byte aligned and other widths run
  * 11's code.
  * Prediction: within 1% of 11 either way; a win needs 0.8%.
- * H200: not measured yet.
- * kproof-best: no (until measured)
+ * H200 screen (results/2026-11-30-h200-session7/call5-9c88858/screen.txt, 4 rounds
+ * of 30 cold calls): 133.96 us at 65536x1024 against 11's 129.32 (3.6%
+ * slower), four rows a block 133.75. Not checked for correctness on the
+ * GPU. A measured side road (16 took 11's registers to four warps a row
+ * instead).
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 

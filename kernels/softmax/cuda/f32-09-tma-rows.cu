@@ -14,8 +14,14 @@
  * 16-byte multiples, pointers not 16-byte aligned and other widths run
  * 07's code.
  * Prediction: within 1% of 07 either way; a win needs 0.5%.
- * H200: not measured yet.
- * kproof-best: no (until measured)
+ * H200 screen (results/2026-11-30-h200-session7/call5-9c88858/screen.txt, 4 rounds
+ * of 30 cold calls): 130.11 us at 65536x1024 against 07's 125.82 (3.4%
+ * slower), four rows a block 129.47; rows of 8192 on this path (one row a
+ * block, 512 x 4) 128.58 against 07's 128.40 at 8192x8192. Short rows gain
+ * nothing from the copy engine: 07's registers already keep 32 rows an SM
+ * in flight at the copy rate. Not checked for correctness on the GPU. A
+ * measured side road.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 
