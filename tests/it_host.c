@@ -38,6 +38,25 @@ static kp_verdict eval_file(const char *rel, const char *op, const char *dtype, 
     return r->verdict;
 }
 
+/* A correctness-only run with the naive flaws `flaws` and distribution
+ * `dist` (-1: all). */
+static kp_verdict eval_correct(const char *rel, const char *op, int flaws, int dist, kp_result *r) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", g_root, rel);
+    kp_eval_opts o;
+    opts(&o, path, op, NULL);
+    o.no_baseline = 1;
+    o.correctness_only = 1;
+    o.flaws = flaws;
+    o.dist = dist;
+    char err[512] = "";
+    int rc = kp_eval(&o, r, err, sizeof err);
+    if (rc) fprintf(stderr, "kp_eval(%s) failed: %s\n", rel, err);
+    CHECK(rc == 0);
+    fprintf(stderr, "  %-44s %-8s %-12s %.150s\n", rel, kp_verdict_name(r->verdict), r->check_name, r->detail);
+    return r->verdict;
+}
+
 static void expect(const char *rel, const char *op, kp_verdict v, const char *check, const char *needle, int flags) {
     kp_result r;
     kp_verdict got = eval_file(rel, op, NULL, flags, &r);
@@ -104,6 +123,39 @@ int main(void) {
     expect("tests/candidates/softmax_rc.c", "softmax", KP_ERROR, "rc", "returned 7", 1);
     expect("tests/candidates/softmax_nosym.c", "softmax", KP_ERROR, "load", "kp_softmax_f32", 1);
     expect("tests/candidates/softmax_syntax.c", "softmax", KP_ERROR, "build", "error", 1);
+
+    /* kernel.h promises element alignment only, and the rigorous mode calls
+     * with pointers one element past a 16-byte boundary between its first
+     * and last rounds: a candidate that is right only on 16-byte-aligned
+     * pointers is caught there, and the evidence says the pointers were
+     * off (and which, when some stayed aligned). */
+    expect("tests/candidates/softmax_aligned_only.c", "softmax", KP_WRONG, "tolerance",
+           "pointers not 16-byte aligned (x, y start one element, 4 bytes, past a 16-byte boundary)", 1);
+    expect("tests/candidates/softmax_aligned_rc.c", "softmax", KP_ERROR, "rc", "not 16-byte aligned", 1);
+    expect("tests/candidates/softmax_aligned_fault.c", "softmax", KP_ERROR, "crash",
+           "(y starts one element, 4 bytes, past a 16-byte boundary; x is aligned)", 1);
+    /* The guards sit right before the data wherever it starts. */
+    expect("tests/candidates/layernorm_misaligned_underrun.c", "layernorm", KP_REJECTED, "canary",
+           "not 16-byte aligned", 1);
+    /* A 16-byte path that checks its pointers passes every call. */
+    expect("tests/candidates/softmax_vec_checked.c", "softmax", KP_PASS, NULL, NULL, 1 | 4);
+    {
+        kp_result r;
+        /* One distribution asked for: a misaligned round is added. */
+        CHECK(eval_correct("tests/candidates/softmax_aligned_only.c", "softmax", 0, 0, &r) == KP_WRONG);
+        CHECK(strstr(r.detail, "not 16-byte aligned") != NULL);
+        kp_result_free(&r);
+        /* The naive modes keep their aligned calls. */
+        kp_verdict v = eval_correct("tests/candidates/softmax_aligned_only.c", "softmax", KP_FLAW_LOOSE_TOL, -1, &r);
+        CHECK(v == KP_PASS);
+        kp_result_free(&r);
+        /* The last round still sees pointers seen before: a cache keyed
+         * on them is caught in the correctness phase, not only in timing. */
+        CHECK(eval_correct("exploits/host/cache_pointer.c", "matmul", 0, -1, &r) == KP_WRONG);
+        CHECK(strcmp(r.check_name, "tolerance") == 0);
+        CHECK(strstr(r.detail, "distribution 'normal'") != NULL);
+        kp_result_free(&r);
+    }
 
     /* A variance in one pass about the row's first value: it passes the
      * normal and offset inputs, and the spike inputs (an outlier first

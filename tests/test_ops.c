@@ -135,6 +135,29 @@ static void test_shape_sets(void) {
     }
     CHECK(same_shape(&kp_op_find("matmul_f32")->quick.shapes[0], 3, 96, 80, 112));
     CHECK(same_shape(&kp_op_find("sum_f32")->quick.shapes[0], 1, 1000003, 0, 0));
+
+    /* The edge sets reach every launch branch of the best softmax and
+     * layernorm kernels (they switch at these row lengths), each with a
+     * width the 16-byte path takes (a multiple of 8) that fills only part
+     * of it; layernorm also at each branch's full width, where 11 takes
+     * its one-reduction path. */
+    static const int64_t top[] = {128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
+    for (int k = 0; k < 9; k++) {
+        int64_t lo = k ? top[k - 1] : 0;
+        int partial_sm = 0, partial_ln = 0, full_ln = 0;
+        for (int i = 0; i < sm->edge.n; i++) {
+            int64_t c = sm->edge.shapes[i].d[1];
+            partial_sm |= c > lo && c < top[k] && c % 8 == 0;
+        }
+        for (int i = 0; i < ln->edge.n; i++) {
+            int64_t c = ln->edge.shapes[i].d[1];
+            partial_ln |= c > lo && c < top[k] && c % 8 == 0;
+            full_ln |= c == top[k];
+        }
+        CHECK(partial_sm);
+        CHECK(partial_ln);
+        CHECK(full_ln);
+    }
 }
 
 static void test_draw(void) {

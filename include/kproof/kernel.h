@@ -10,6 +10,14 @@
  * backend. Matrices are row-major and densely packed; sizes are int64_t.
  * Output buffers hold a poison pattern on entry: write every element.
  *
+ * Alignment: a pointer is aligned to its element type (4 bytes for float,
+ * 2 for kp_bf16) and nothing more. kproof checks some calls with pointers
+ * that are not 16-byte aligned (one element past a 16-byte boundary, some
+ * buffers of a call off and others on it), so an access wider than one
+ * element (float4, float2, a pair of bf16, a 16-byte cp.async or TMA copy)
+ * must check every pointer it uses, and the row length, and fall back to
+ * narrower accesses where they do not allow it.
+ *
  * bf16 is passed as its raw 16-bit pattern (the high half of an IEEE float);
  * on the cuda backend reinterpret it as __nv_bfloat16 if you like.
  */

@@ -190,6 +190,8 @@ static int cmd_spec(int argc, char **argv) {
     for (int b = 0; b < op->nbufs; b++)
         printf("  %-4s %-5s %s\n", op->bufs[b].name, kp_dtype_name(op->bufs[b].dtype),
                op->bufs[b].output ? "output (poisoned before every call: write every element)" : "input (read-only)");
+    printf("pointers:            aligned to the element type only: some checked calls get pointers that\n"
+           "                     are not 16-byte aligned (one element past a 16-byte boundary)\n");
     printf("shape sets:\n");
     print_set(op, &op->canonical);
     print_set(op, &op->edge);

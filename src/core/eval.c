@@ -5,7 +5,8 @@
  *
  * Per shape:
  *   1. correctness: every distribution, 2 fresh input sets each, then a
- *      fresh round on the same pointers; poisoned outputs, canaries, input
+ *      fresh round on the same pointers, some calls between on pointers
+ *      that are not 16-byte aligned; poisoned outputs, canaries, input
  *      checksums, thread counts, end-of-window snapshot, full comparison.
  *   2. timing (benchmark shapes): >= 8 input sets in shuffled rotation,
  *      a cache flush before every call, events + device sync + host clock,
@@ -385,8 +386,10 @@ static int generator_mismatch(ctx *c, kp_shape_result *sr, int buf, int set, int
                   kp_backend_name(c->o->backend), c->op->bufs[buf].name, set, where);
 }
 
+/* misalign: per set, the buffers the worker puts one element past a
+ * 16-byte boundary (kp_setup_req), or NULL for none. */
 static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
-                      kp_shape_result *sr) {
+                      const uint32_t *misalign, kp_shape_result *sr) {
     kp_setup_req q;
     memset(&q, 0, sizeof q);
     snprintf(q.op, sizeof q.op, "%s", c->op->name);
@@ -395,6 +398,7 @@ static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets,
     q.nsets = nsets;
     q.guards = guards;
     for (int i = 0; i < nsets; i++) q.seeds[i] = sets[i].seed;
+    for (int i = 0; misalign && i < nsets; i++) q.misalign[i] = misalign[i];
     kp_setup_rep rep;
     char err[300];
     size_t got = 0;
@@ -702,17 +706,65 @@ static int64_t host_set_bytes(const kp_op *op, const kp_shape *sh) {
     return b;
 }
 
+/* Evidence for a call whose pointers were not all 16-byte aligned:
+ * "pointers not 16-byte aligned (w, b, y start one element, 2 bytes, past
+ * a 16-byte boundary; x is aligned)". */
+static void misalign_note(const kp_op *op, uint32_t mask, char *buf, size_t len) {
+    char list[2][96] = {"", ""};
+    size_t used[2] = {0, 0}, es = 0;
+    int count[2] = {0, 0};
+    for (int b = 0; b < op->nbufs; b++) {
+        int k = (mask >> b) & 1u; /* 1: moved off the boundary */
+        if (k && !es) es = kp_dtype_size(op->bufs[b].dtype);
+        if (used[k] < sizeof list[k])
+            used[k] += (size_t)snprintf(list[k] + used[k], sizeof list[k] - used[k], "%s%s", count[k] ? ", " : "",
+                                        op->bufs[b].name);
+        count[k]++;
+    }
+    char rest[120] = "";
+    if (count[0]) snprintf(rest, sizeof rest, "; %s %s aligned", list[0], count[0] > 1 ? "are" : "is");
+    snprintf(buf, len, "pointers not 16-byte aligned (%s start%s one element, %zu bytes, past a 16-byte boundary%s)",
+             list[1], count[1] > 1 ? "" : "s", es, rest);
+}
+
 static int correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
     int d0 = c->o->dist >= 0 ? c->o->dist : 0;
     int d1 = c->o->dist >= 0 ? c->o->dist : c->op->ndists - 1;
     int flags = rigorous_flags(c);
+    if (d1 - d0 + 2 > 16)
+        return decide(sr, KP_ERROR, "harness", "%s has more distributions than kproof handles", c->op->name);
     /* Each distribution on 2 fresh sets, then one more round of the first
-     * distribution with new seeds on the same (pooled) pointers. The sets
-     * of as many rounds as a quarter of the host's memory holds are built
-     * at once, on all cores: on a many-core GPU host the float64
+     * distribution with new seeds on the same (pooled) pointers: a cache
+     * keyed on pointers serves it the answer of an earlier round.
+     *
+     * kernel.h promises pointers aligned to their element type, no more,
+     * but the pool's blocks are 256-byte aligned: without help a candidate
+     * would never be called on anything else, and a 16-byte vector access
+     * that does not check, or a scalar fallback that is never taken, would
+     * pass unseen. So in the rigorous mode set 0 of every round between the
+     * first and the last sits one element past a 16-byte boundary (every
+     * buffer in odd rounds; all but the first in even ones, which catches a
+     * kernel that decides on its first pointer alone); with one
+     * distribution there is no round between, and one is added (the only
+     * calls added). Set 1, and the first and last rounds, keep the pooled
+     * aligned pointers: set 1's are seen in every round, so the last round
+     * is at least their third sighting (a cache that stores a pointer's
+     * second answer serves it stale there). The naive modes keep their
+     * aligned rounds: misaligned calls test the kernel, not the
+     * measurement, and a flaw's column shows only what that flaw lets
+     * through. */
+    int misalign = c->flaws == 0;
+    int round_dist[16], rounds = 0;
+    uint32_t mis_of[16];
+    for (int d = d0; d <= d1; d++) round_dist[rounds++] = d;
+    if (misalign && d1 == d0) round_dist[rounds++] = d0;
+    round_dist[rounds++] = d0;
+    uint32_t every = (1u << c->op->nbufs) - 1;
+    for (int k = 0; k < rounds; k++)
+        mis_of[k] = !misalign || k == 0 || k == rounds - 1 ? 0 : k % 2 ? every : every & ~1u;
+    /* The sets of as many rounds as a quarter of the host's memory holds
+     * are built at once, on all cores: on a many-core GPU host the float64
      * references are most of a correctness phase. */
-    int rounds = d1 - d0 + 2;
-    if (rounds > 16) return decide(sr, KP_ERROR, "harness", "%s has more distributions than kproof handles", c->op->name);
     int64_t per = host_set_bytes(c->op, sh), cap = kp_host_mem_bytes() / 4;
     int64_t fit = per > 0 ? cap / (2 * per) : rounds;
     int batch = fit < 1 ? 1 : fit > rounds ? rounds : (int)fit;
@@ -725,24 +777,27 @@ static int correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr)
     for (int r0 = 0; r0 < rounds && !bad; r0 += batch) {
         int nb = rounds - r0 < batch ? rounds - r0 : batch;
         char err[200];
-        int dist_of[16];
-        for (int k = 0; k < nb; k++) {
-            int round = d0 + r0 + k;
-            dist_of[k] = round > d1 ? d0 : round;
-        }
-        if (iset_make_rounds(c, sh, dist_of, nb, seeds + 2 * r0, sets, err, sizeof err))
+        if (iset_make_rounds(c, sh, round_dist + r0, nb, seeds + 2 * r0, sets, err, sizeof err))
             return decide(sr, KP_ERROR, "harness", "%s", err);
         for (int k = 0; k < nb && !bad; k++) {
             iset *two = &sets[2 * k];
-            bad = part_setup(c, p, sh, dist_of[k], two, 2, 1, sr);
+            uint32_t mis[2] = {mis_of[r0 + k], 0};
+            bad = part_setup(c, p, sh, round_dist[r0 + k], two, 2, 1, mis, sr);
             for (int i = 0; i < 2 && !bad; i++) {
+                char when[240], note[200] = "";
+                if (mis[i]) misalign_note(c->op, mis[i], note, sizeof note);
+                snprintf(when, sizeof when, "distribution '%s'%s%s", c->op->dists[round_dist[r0 + k]].name,
+                         mis[i] ? ", " : "", note);
                 run_out ro;
                 bad = part_run(c, p, i, flags, &ro, sr) || judge_run(c, p, &ro, flags, sr);
-                if (!bad) {
-                    char when[96];
-                    snprintf(when, sizeof when, "distribution '%s'", c->op->dists[dist_of[k]].name);
-                    bad = check_full(c, p, sh, &two[i], i, sr, when);
+                if (bad && mis[i]) {
+                    /* A fault or an error here most likely comes from a
+                     * vector access that assumed alignment: say so first. */
+                    char d[sizeof sr->detail];
+                    snprintf(d, sizeof d, "%s: %s", when, sr->detail);
+                    memcpy(sr->detail, d, sizeof d);
                 }
+                if (!bad) bad = check_full(c, p, sh, &two[i], i, sr, when);
             }
         }
         for (int i = 0; i < 2 * nb; i++) iset_free(c->op, &sets[i]);
@@ -758,7 +813,7 @@ static int correctness_one_input(ctx *c, part *p, const kp_shape *sh, kp_shape_r
     char err[200];
     if (iset_make(c, sh, 0, kp_rng_next(&c->rng), &s, 0, err, sizeof err))
         return decide(sr, KP_ERROR, "harness", "%s", err);
-    int bad = part_setup(c, p, sh, 0, &s, 1, 0, sr);
+    int bad = part_setup(c, p, sh, 0, &s, 1, 0, NULL, sr);
     int ob = kp_op_output_buf(c->op);
     kp_dtype t = c->op->bufs[ob].dtype;
     int64_t n = c->op->buf_elems(sh, ob), bytes = n * (int64_t)kp_dtype_size(t);
@@ -955,7 +1010,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
     for (int k = 0; k < np && !bad; k++) {
         if (k > 0 && !parts[k].alive) continue; /* a baseline that did not start */
         kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
-        if (part_setup(c, &parts[k], sh, 0, sets, nsets, !FLAW(c, KP_FLAW_ONE_INPUT), tgt) && k == 0) bad = 1;
+        if (part_setup(c, &parts[k], sh, 0, sets, nsets, !FLAW(c, KP_FLAW_ONE_INPUT), NULL, tgt) && k == 0) bad = 1;
         if (k > 0 && bsr[k].verdict != KP_PASS) parts[k].alive = 0;
     }
     int flags = rigorous_flags(c);
@@ -984,7 +1039,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                 for (int k = 0; k < np && !bad; k++) {
                     if (!parts[k].alive) continue;
                     kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
-                    if (part_setup(c, &parts[k], sh, 0, sets, nsets, 1, tgt)) {
+                    if (part_setup(c, &parts[k], sh, 0, sets, nsets, 1, NULL, tgt)) {
                         if (k == 0) bad = 1;
                         else parts[k].alive = 0;
                     }
@@ -1123,7 +1178,7 @@ static int audit(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
     iset s;
     char err[300];
     if (iset_make(c, sh, 0, kp_rng_next(&c->rng), &s, 0, err, sizeof err)) return decide(sr, KP_ERROR, "harness", "%s", err);
-    int bad = part_setup(c, p, sh, 0, &s, 1, 1, sr);
+    int bad = part_setup(c, p, sh, 0, &s, 1, 1, NULL, sr);
     kp_audit_rep *rep = (kp_audit_rep *)calloc(1, sizeof *rep);
     if (!bad && rep) {
         kp_run_req q = {0, 0};

@@ -21,10 +21,23 @@ static const kp_shape ln_canonical[] = {
 
 /* 1 column (var = 0: y = b), tiny odd rows, rows that are not a multiple of
  * a warp or a vector width, many short rows, rows of 262144 and of a
- * million (past one block's shared memory). All under 64M elements. */
+ * million (past one block's shared memory). All under 64M elements.
+ * Then a few rows at every width where the project's best kernels
+ * (kernels/layernorm/cuda/f32-11-one-merge.cu, bf16-11-one-merge.cu)
+ * change their launch: they branch at 128 (f32), 256, 512, ..., 32768
+ * columns, and take their one-reduction path only when a row fills every
+ * thread's registers, at exactly those widths. The widths between (96,
+ * 200, 384, 1536, 3072, 6144, 12288, 24576, and 1000 above: multiples of
+ * 8, so the vector path runs) leave threads short in every branch. Rows
+ * not a multiple of 8 where 8 rows share a block. */
 static const kp_shape ln_edge[] = {
     {2, {1, 1}},      {2, {3, 5}},        {2, {127, 129}},     {2, {4099, 1000}},
     {2, {65537, 17}}, {2, {37, 262144}},  {2, {3, 1048583}},   {2, {2, 4194319}},
+    {2, {13, 128}},   {2, {13, 256}},     {2, {11, 512}},      {2, {9, 1024}},
+    {2, {7, 2048}},   {2, {5, 4096}},     {2, {5, 8192}},      {2, {3, 16384}},
+    {2, {2, 32768}},  {2, {13, 96}},      {2, {13, 200}},      {2, {11, 384}},
+    {2, {7, 1536}},   {2, {5, 3072}},     {2, {5, 6144}},      {2, {3, 12288}},
+    {2, {2, 24576}},
 };
 
 static const kp_shape ln_quick[] = {

@@ -4,7 +4,9 @@
  *
  * "Device memory" means host memory on the host backend. Every function
  * returns 0 on success and non-zero on failure unless it says otherwise;
- * on failure kp_dev_error() describes the last error.
+ * on failure kp_dev_error() describes the last error. Buffers given to
+ * fill, pattern, checksum and the copies may be aligned to their element
+ * type only (kp_setup_req.misalign): none may assume more.
  */
 #ifndef KP_BACKEND_H
 #define KP_BACKEND_H

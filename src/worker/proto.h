@@ -60,7 +60,12 @@ typedef struct kp_hello {
 } kp_hello;
 enum { KP_LOAD_OK = 0, KP_LOAD_DLOPEN = 1, KP_LOAD_NOSYM = 2, KP_LOAD_DEVICE = 3, KP_LOAD_OP = 4 };
 
-/* SETUP */
+/* SETUP. Every buffer's data starts 16-byte aligned (the blocks are
+ * 256-byte aligned on cuda, 64 on the host, and the guards 4 KiB), unless
+ * its set's misalign bit says otherwise: then it starts one element (4
+ * bytes for f32, 2 for bf16) past a 16-byte boundary, aligned to its
+ * element type only, which is all kernel.h promises. The guards still sit
+ * right before and after the data. */
 typedef struct kp_setup_req {
     char op[32];
     kp_shape shape;
@@ -68,6 +73,7 @@ typedef struct kp_setup_req {
     int32_t nsets;
     uint64_t seeds[KP_MAX_SETS];
     int32_t guards;          /* 1: canaries around every buffer */
+    uint32_t misalign[KP_MAX_SETS]; /* per set: bit b puts buffer b one element past a 16-byte boundary */
 } kp_setup_req;
 typedef struct kp_setup_rep {
     uint64_t in_cksum[KP_MAX_SETS][KP_MAX_BUFS]; /* checksums of the generated inputs */

@@ -37,7 +37,7 @@ static int g_with_stream;
 
 typedef struct set_bufs {
     void *base[KP_MAX_BUFS]; /* allocation (guards included) */
-    void *data[KP_MAX_BUFS]; /* what the candidate gets */
+    void *data[KP_MAX_BUFS]; /* what the candidate gets: base + guard (+ one element when misaligned) */
     size_t bytes[KP_MAX_BUFS];
 } set_bufs;
 
@@ -135,6 +135,17 @@ static int count_threads(void) {
 
 static size_t guard_bytes(void) { return g_guards ? KP_CANARY_BYTES : 0; }
 
+/* Every block has 16 bytes to spare past its data and guards, room to put
+ * the data one element off a 16-byte boundary (kp_setup_req.misalign).
+ * The room is there whether a set uses it or not: a buffer's blocks keep
+ * one size, so the pool hands the same blocks back round after round and
+ * a later aligned round sees the pointers of an earlier one. */
+#define MISALIGN_ROOM 16
+static size_t block_bytes(size_t data_bytes) { return data_bytes + 2 * guard_bytes() + MISALIGN_ROOM; }
+
+/* Where buffer b of set s starts inside its block. */
+static size_t data_offset(int s, int b) { return (size_t)((char *)g_sets[s].data[b] - (char *)g_sets[s].base[b]); }
+
 static void free_sets(void) {
     for (int s = 0; s < g_nsets; s++)
         for (int b = 0; b < KP_MAX_BUFS; b++)
@@ -170,16 +181,21 @@ static int do_setup(const kp_setup_req *q) {
     for (int s = 0; s < q->nsets; s++) {
         g_nsets = s + 1;
         for (int b = 0; b < op->nbufs; b++) {
-            size_t bytes = (size_t)op->buf_elems(&g_shape, b) * kp_dtype_size(op->bufs[b].dtype);
-            void *base = pool_alloc(bytes + 2 * gb);
+            size_t es = kp_dtype_size(op->bufs[b].dtype);
+            size_t bytes = (size_t)op->buf_elems(&g_shape, b) * es;
+            /* The block is 256-byte aligned (cudaMalloc; 64 on the host) and
+             * the guards 4 KiB: the data is 16-byte aligned, or one element
+             * past that when the set asks for it. */
+            size_t off = gb + (((q->misalign[s] >> b) & 1u) ? es : 0);
+            void *base = pool_alloc(block_bytes(bytes));
             if (!base) return fail(2, "out of device memory allocating %zu bytes: %s", bytes, kp_dev_error());
             g_sets[s].base[b] = base;
-            g_sets[s].data[b] = (char *)base + gb;
+            g_sets[s].data[b] = (char *)base + off;
             g_sets[s].bytes[b] = bytes;
-            rep.bytes += (int64_t)(bytes + 2 * gb);
-            if (gb) {
-                if (kp_dev_pattern(base, KP_CANARY_BYTE, 1, gb) ||
-                    kp_dev_pattern((char *)base + gb + bytes, KP_CANARY_BYTE, 1, gb))
+            rep.bytes += (int64_t)block_bytes(bytes);
+            if (gb) { /* right before and right after the data */
+                if (kp_dev_pattern((char *)base + off - gb, KP_CANARY_BYTE, 1, gb) ||
+                    kp_dev_pattern((char *)base + off + bytes, KP_CANARY_BYTE, 1, gb))
                     return fail(2, "canary fill failed: %s", kp_dev_error());
             }
             if (op->bufs[b].output) continue;
@@ -223,7 +239,7 @@ static int do_stale(const char *payload, uint32_t len) {
     /* bytes 0: no reference from the parent; this process computes one. */
     int here = q.bytes == 0 && g_sets[q.set].bytes[ob] > 0;
     if (!here && (size_t)q.bytes != g_sets[q.set].bytes[ob]) return fail(1, "bad stale request");
-    size_t total = g_sets[q.set].bytes[ob] + 2 * guard_bytes();
+    size_t total = block_bytes(g_sets[q.set].bytes[ob]), off = data_offset(q.set, ob);
     void *old = g_sets[q.set].base[ob];
     pool_free(old);
     void *tmp = pool_alloc(total);
@@ -236,11 +252,11 @@ static int do_stale(const char *payload, uint32_t len) {
     if (here) {
         void *bufs[KP_MAX_BUFS];
         for (int b = 0; b < g_op->nbufs; b++) bufs[b] = g_sets[q.set].data[b];
-        rc = kp_dev_reference(g_op, &g_shape, bufs, (char *)tmp + guard_bytes());
+        rc = kp_dev_reference(g_op, &g_shape, bufs, (char *)tmp + off);
         if (rc)
             snprintf(why, sizeof why, "no in-worker reference for %s: %s", g_op->name,
                      rc > 0 ? "not offered for this op" : kp_dev_error());
-    } else if (kp_dev_from_host((char *)tmp + guard_bytes(), payload + sizeof q, (size_t)q.bytes)) {
+    } else if (kp_dev_from_host((char *)tmp + off, payload + sizeof q, (size_t)q.bytes)) {
         rc = -1;
         snprintf(why, sizeof why, "upload failed: %s", kp_dev_error());
     }
@@ -248,13 +264,13 @@ static int do_stale(const char *payload, uint32_t len) {
         pool_free(tmp);
         void *back = pool_alloc(total);
         g_sets[q.set].base[ob] = back;
-        g_sets[q.set].data[ob] = back ? (char *)back + guard_bytes() : NULL;
+        g_sets[q.set].data[ob] = back ? (char *)back + off : NULL;
         return fail(rc > 0 ? 1 : 2, "%s", why);
     }
     pool_free(tmp);
     void *out = pool_alloc(total);
     g_sets[q.set].base[ob] = out;
-    g_sets[q.set].data[ob] = (char *)out + guard_bytes();
+    g_sets[q.set].data[ob] = (char *)out + off;
     reply(NULL, 0);
     return 0;
 }
@@ -347,7 +363,7 @@ static int do_run(const kp_run_req *q) {
         r.persist = kp_dev_persist_state();
         r.mem_grown = kp_dev_mem_used() - mem0;
         for (int b = 0; b < g_op->nbufs; b++) {
-            if (g_guards && (!guard_ok(g_sets[s].base[b]) ||
+            if (g_guards && (!guard_ok((char *)g_sets[s].data[b] - KP_CANARY_BYTES) ||
                              !guard_ok((char *)g_sets[s].data[b] + g_sets[s].bytes[b])))
                 r.canary_bad |= 1 << b;
             if (!g_op->bufs[b].output && kp_dev_checksum(g_sets[s].data[b], g_sets[s].bytes[b]) != g_in_cksum[s][b])
