@@ -23,7 +23,13 @@
  * 16384, 512 x 4 by the same rule (more threads a row). At 8192 the bulk
  * copy path (256 x 4) was 0.7% slower than 07's registers (66.02 against
  * 65.54 us, call1): rows of 8192 stay in registers. PASS on all 13 shapes
- * with 512 x 8 and 256 x 8 (call1-5f5032c/correct).
+ * with 512 x 8 and 256 x 8 (call1-5f5032c/correct), and with 1024 x 4 and
+ * 512 x 4 (call3-25ce45b/correct); on all 21 shapes of the larger set,
+ * misaligned calls included (call8-68a8747/correct).
+ * Issue 5's table (results/2026-11-30-h200-session7/call9-8f63379, copy
+ * 4260.3 GB/s): 64.11 / 64.94 / 132.22 us at 8192x8192 / 65536x1024 /
+ * 4096x32768 = 98.3 / 97.0 / 95.3% of copy (07 in session 6's table:
+ * 98.1 / 97.2 / 88.7%); the best torch 1.84x slower at 4096x32768.
  */
 #include <kproof/kernel.h>
 
