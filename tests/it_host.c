@@ -22,6 +22,16 @@ static void opts(kp_eval_opts *o, const char *file, const char *op, const char *
     o->timeout_s = 20;
 }
 
+/* One evaluation of the file at o->path (named rel in the log). */
+static kp_verdict eval_run(const kp_eval_opts *o, const char *rel, kp_result *r) {
+    char err[512] = "";
+    int rc = kp_eval(o, r, err, sizeof err);
+    if (rc) fprintf(stderr, "kp_eval(%s) failed: %s\n", rel, err);
+    CHECK(rc == 0);
+    fprintf(stderr, "  %-44s %-8s %-12s %.150s\n", rel, kp_verdict_name(r->verdict), r->check_name, r->detail);
+    return r->verdict;
+}
+
 static kp_verdict eval_file(const char *rel, const char *op, const char *dtype, int flags, kp_result *r) {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s", g_root, rel);
@@ -30,12 +40,7 @@ static kp_verdict eval_file(const char *rel, const char *op, const char *dtype, 
     if (flags & 1) o.no_baseline = 1;
     if (flags & 2) o.timeout_s = 3;
     if (flags & 4) o.correctness_only = 1;
-    char err[512] = "";
-    int rc = kp_eval(&o, r, err, sizeof err);
-    if (rc) fprintf(stderr, "kp_eval(%s) failed: %s\n", rel, err);
-    CHECK(rc == 0);
-    fprintf(stderr, "  %-44s %-8s %-12s %.150s\n", rel, kp_verdict_name(r->verdict), r->check_name, r->detail);
-    return r->verdict;
+    return eval_run(&o, rel, r);
 }
 
 /* A correctness-only run with the naive flaws `flaws` and distribution
@@ -49,12 +54,7 @@ static kp_verdict eval_correct(const char *rel, const char *op, int flaws, int d
     o.correctness_only = 1;
     o.flaws = flaws;
     o.dist = dist;
-    char err[512] = "";
-    int rc = kp_eval(&o, r, err, sizeof err);
-    if (rc) fprintf(stderr, "kp_eval(%s) failed: %s\n", rel, err);
-    CHECK(rc == 0);
-    fprintf(stderr, "  %-44s %-8s %-12s %.150s\n", rel, kp_verdict_name(r->verdict), r->check_name, r->detail);
-    return r->verdict;
+    return eval_run(&o, rel, r);
 }
 
 static void expect(const char *rel, const char *op, kp_verdict v, const char *check, const char *needle, int flags) {
