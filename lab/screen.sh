@@ -23,7 +23,7 @@ for r in $(seq 1 "$rounds"); do
   for s in "${specs[@]}"; do
     IFS=: read -r f rows cols <<<"$s"
     exe=$(driver_exe "$f")
-    [ -x "$exe" ] || continue
+    [ -x "$exe" ] || { echo "$r $s not built" >>"$raw"; continue; } # listed as failed
     key=$(family_of "$f")-$(basename "$f" | cut -d- -f1) # op-dtype
     if [ -z "${copied[$key:$rows:$cols]:-}" ]; then
       copied[$key:$rows:$cols]=1

@@ -158,6 +158,11 @@ static void test_shape_sets(void) {
         CHECK(partial_ln);
         CHECK(full_ln);
     }
+    /* softmax bf16 12's 16K bulk-copy branch with full rows (its 32K
+     * branch has them in the canonical 4096x32768). */
+    int full16k = 0;
+    for (int i = 0; i < sm->edge.n; i++) full16k |= sm->edge.shapes[i].d[1] == 16384;
+    CHECK(full16k);
 }
 
 static void test_draw(void) {

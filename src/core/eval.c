@@ -744,7 +744,8 @@ static int correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr)
      * pass unseen. So in the rigorous mode set 0 of every round between the
      * first and the last sits one element past a 16-byte boundary (every
      * buffer in odd rounds; all but the first in even ones, which catches a
-     * kernel that decides on its first pointer alone); with one
+     * kernel that decides on its first pointer alone; an op with two
+     * distributions, or a --dist run, has only the first kind); with one
      * distribution there is no round between, and one is added (the only
      * calls added). Set 1, and the first and last rounds, keep the pooled
      * aligned pointers: set 1's are seen in every round, so the last round

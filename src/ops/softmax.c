@@ -22,17 +22,20 @@ static const kp_shape sm_canonical[] = {
  * block, many very short rows, rows of 262144 (past one block's shared
  * memory in fp32) and rows of a million (past a cluster's). All under 64M
  * elements. Then a few rows in every launch branch of the project's best
- * kernels (kernels/softmax/cuda/f32-07-two-warps-1k.cu, bf16-07-stream-rows.cu:
+ * kernels (kernels/softmax/cuda/f32-07-two-warps-1k.cu, bf16-12-tma-rows.cu:
  * up to 128 (f32), 256, 512, 1024, 2048, 4096, 8192 columns in registers,
- * to 16384 and to 32768 split into shared memory (f32) or streamed (bf16)
- * when the 16-byte path runs, in registers when it does not), widths that
- * are multiples of 8 (the vector path runs) and fill only part of the
- * threads' slots. Rows not a multiple of 8 where 8 rows share a block. */
+ * to 16384 and to 32768 split into shared memory (f32) or brought into
+ * shared memory by one bulk copy (bf16) when the 16-byte path runs, in
+ * registers when it does not), widths that are multiples of 8 (the vector
+ * path runs) and fill only part of the threads' slots, and one full row
+ * of 16384 (bf16 12's 16K branch with every thread's chunks in the row).
+ * Rows not a multiple of 8 where 8 rows share a block. */
 static const kp_shape sm_edge[] = {
     {2, {1, 1}},          {2, {7, 3}},         {2, {257, 1000}},     {2, {4099, 127}},
     {2, {65537, 17}},     {2, {37, 262144}},   {2, {3, 1048583}},    {2, {1, 4194319}},
     {2, {13, 96}},        {2, {13, 200}},      {2, {11, 384}},       {2, {9, 1536}},
     {2, {7, 3072}},       {2, {5, 6144}},      {2, {5, 12000}},      {2, {3, 24000}},
+    {2, {3, 16384}},
 };
 
 static const kp_shape sm_quick[] = {

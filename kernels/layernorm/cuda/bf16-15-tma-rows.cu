@@ -1,4 +1,4 @@
-/* layernorm bf16, variant 15: rows of 4K-32K brought into shared memory by the copy engine.
+/* layernorm bf16, variant 15: rows of 8K-32K brought into shared memory by the copy engine.
  *
  * Adds over 11 (12-14 are side roads): at 4096x16384 11 holds two
  * 512-thread rows an SM, each row's 32 values a thread in registers, and
@@ -6,7 +6,7 @@
  * an SM) reach 96% (results/2026-11-30-h200-session6/call4-fd11059), and
  * 11's shape without its row barrier 96.9% (call1-18bcd6b): a row's
  * barrier and reduction chain leave its SM's loads idle when only two rows
- * share it. Here a row of 4097-32768 elements lands in shared memory with
+ * share it. Here a row of 8193-32768 elements lands in shared memory with
  * one bulk copy (cp.async.bulk, completing on an mbarrier), issued by one
  * thread: no load instructions, no registers held for the row, so an SM
  * holds as many rows as its shared memory does (six of 32 KiB at 16384
@@ -298,7 +298,7 @@ static int launch_regs(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_
 }
 
 
-/* ---- rows of 4K-32K: shared memory filled by one bulk copy ----------------
+/* ---- rows of 8K-32K: shared memory filled by one bulk copy ----------------
  * PTX of the Hopper bulk copy (cp.async.bulk) and its mbarrier: one thread
  * arms the barrier with the row's byte count and issues the copy; every
  * thread waits on phase 0, after which the bytes are visible to it. */

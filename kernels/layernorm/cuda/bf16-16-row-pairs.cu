@@ -290,7 +290,7 @@ static int launch_regs(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_
 }
 
 
-/* ---- rows of 4K-32K: shared memory filled by one bulk copy ----------------
+/* ---- rows of 8K-32K: shared memory filled by one bulk copy ----------------
  * PTX of the Hopper bulk copy (cp.async.bulk) and its mbarrier: one thread
  * arms the barrier with the row's byte count and issues the copy; every
  * thread waits on phase 0, after which the bytes are visible to it. */

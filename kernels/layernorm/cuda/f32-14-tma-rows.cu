@@ -4,7 +4,7 @@
  * (see there). A row lands in shared memory with one bulk copy
  * (cp.async.bulk, completing on an mbarrier) issued by one thread, so an
  * SM holds as many rows as its shared memory does, not as its registers
- * do: thirteen rows of 4096 (16 KiB) where 11 holds eight, six of 8192,
+ * do: twelve rows of 4096 (16 KiB) where 11 holds eight, six of 8192,
  * three of 16384 (11: four, two). A thread reads its share from shared
  * memory three times; the statistics are 11's. Rows that are not 16-byte
  * multiples, pointers not 16-byte aligned and all other widths run 11's
@@ -15,8 +15,9 @@
  * cold calls): 135.10 us at 16384x4096 against 11's 129.79 (4.1% slower),
  * 256 threads x 4 chunks there 131.04 (1.0% slower); 139.42 against 131.58
  * at 4096x16384 (6.0% slower). PASS on all 13 shapes (call1/correct). As
- * for layernorm bf16 15: every row reads all of w and b, and with the
- * shared memory full of rows they no longer stay in L1. A measured side
+ * for layernorm bf16 15, which ran at 96.8% of copy without its w and b
+ * reads (a wrong-output diagnostic, call2-6f0229b): every row reads all
+ * of w and b, twice its own bytes; not profiled for f32. A measured side
  * road.
  * kproof-best: no
  */

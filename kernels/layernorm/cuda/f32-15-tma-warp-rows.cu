@@ -1,8 +1,9 @@
 /* layernorm f32, variant 15: rows of 513-1024 floats brought into shared memory by the copy engine, eight a block.
  *
  * Adds over 11 (12-14 are side roads): 14's bulk-copy rows lost to 11 at
- * 4096 columns, where each row's w and b (32 KiB) no longer stayed in L1
- * (results/2026-11-30-h200-session7/call1-5f5032c, call4-27deafd). At 1024
+ * 4096 columns, where each row's w and b (32 KiB) do not stay in L1
+ * beside the rows (results/2026-11-30-h200-session7/call1-5f5032c; the L1
+ * hit rates were profiled for bf16 15 in call4-27deafd). At 1024
  * columns w and b are 8 KiB and fit beside the rows. Here a block of 256
  * threads takes eight consecutive rows of 513-1024 floats in one bulk copy
  * (cp.async.bulk completing on an mbarrier; 32 KiB at 1024), a warp a

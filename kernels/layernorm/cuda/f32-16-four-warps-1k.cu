@@ -2,8 +2,10 @@
  *
  * Adds over 11 (12-15 are side roads): a row of 513-1024 floats goes to a
  * 128-thread block (four warps, one barrier in the merged reduction), each
- * thread keeping 8 floats, where 11 gives it one warp keeping 32: 2048
- * threads an SM instead of 1024, the same 32 rows in flight. Found by
+ * thread keeping 8 floats (32 registers), where 11 gives it one warp
+ * keeping 32 (64 registers): 2048 threads an SM instead of 1024, but 16
+ * rows in flight instead of 32 (one row a block, 16 blocks an SM). More
+ * warps a row, fewer rows, and faster; why is not measured. Found by
  * launch-shape screens (lab/screen.sh, 4 rounds of 30 cold calls, % of a
  * cudaMemcpy of the same bytes) at 65536x1024: 126.96 us (99.3%) against
  * 11's 129.34 (97.5%) (results/2026-11-30-h200-session7/call6-04028f3), then 127.52

@@ -8,12 +8,17 @@
  * short-lived block again, as for rows of at most 8192 (97-98% of copy),
  * but its row lands in shared memory with one bulk copy (cp.async.bulk,
  * completing on an mbarrier) issued by one thread: no load instructions
- * and no registers held for the row, so an SM holds as many rows as its
- * shared memory does (three of 64 KiB at 32768 columns, six of 32 KiB at
- * 16384; at most 2048 threads). A thread reads its share from shared
+ * and no registers held for the row. A thread reads its share from shared
  * memory three times (max; exp2 and sum; exp2, scale and store), two exp2
- * an element where 07 has one. Rows that are not 16-byte multiples,
- * pointers not 16-byte aligned and rows of at most 8192 run 07's code.
+ * an element where 07 has one. At the launch shapes that won (1024
+ * threads x 4 chunks at 32768 columns, 512 x 4 at 16384; 24-26 registers)
+ * the 2048 threads an SM, not its shared memory, set the rows in flight:
+ * two of 64 KiB at 32768, four of 32 KiB at 16384; three rows of 512 x 8
+ * were slower than two of 1024 x 4 (below). Rows that are not 16-byte
+ * multiples, pointers not 16-byte aligned and rows of at most 8192 run
+ * 07's register code; 07's persistent stream kernel is gone (no path
+ * reached it once this one took the aligned rows of 8K-32K; removed after
+ * the runs below, which had it compiled in).
  * Prediction: 4096x32768 from 07's ~89% to 93-95% of copy.
  * H200 screens at 4096x32768 (lab/screen.sh, 3 rounds of 30 cold calls,
  * % of a cudaMemcpy of the same bytes): 512 threads x 8 chunks a row
@@ -22,10 +27,15 @@
  * 07 140.51 (call2-6f0229b). 1024 x 4 is the launch shape at 32768; at
  * 16384, 512 x 4 by the same rule (more threads a row). At 8192 the bulk
  * copy path (256 x 4) was 0.7% slower than 07's registers (66.02 against
- * 65.54 us, call1): rows of 8192 stay in registers. PASS on all 13 shapes
- * with 512 x 8 and 256 x 8 (call1-5f5032c/correct), and with 1024 x 4 and
- * 512 x 4 (call3-25ce45b/correct); on all 21 shapes of the larger set,
- * misaligned calls included (call8-68a8747/correct).
+ * 65.54 us, call1): rows of 8192 stay in registers. Correctness: PASS on
+ * all 13 shapes of the old set (call1-5f5032c/correct, call3-25ce45b/correct;
+ * their only rows of 8K-32K on this path were 4096x32768's, so the 16K
+ * branch was not reached) and on all 21 of the new set, misaligned calls
+ * included (call8-68a8747/correct: 16K branch on 5x12000, 32K on 3x24000
+ * and 4096x32768). A full row of 16384 on this path has not run; the set
+ * now has 3x16384 for the next run. The shared-memory attribute is set
+ * once a process (kproof's worker drives one device); a second device
+ * would see its first launch fail, not a wrong answer.
  * Issue 5's table (results/2026-11-30-h200-session7/call9-8f63379, copy
  * 4260.3 GB/s): 64.11 / 64.94 / 132.22 us at 8192x8192 / 65536x1024 /
  * 4096x32768 = 98.3 / 97.0 / 95.3% of copy (07 in session 6's table:
@@ -34,7 +44,6 @@
 #include <kproof/kernel.h>
 
 #include <cuda_bf16.h>
-#include <cuda_pipeline.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -156,89 +165,6 @@ static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 :
     }
 }
 
-/* ---- rows of 8K..32K elements: a persistent grid streams them ---------------
- * STREAM_TPB threads per block, CH 16-byte chunks (8 bf16) per thread,
- * STREAM_BUFS row buffers in shared memory, so the loads of the next two
- * rows are in flight while one is reduced (one row of 16384 bf16 is 32 KiB:
- * fewer bytes in flight per SM than the H200 needs to stream at full rate);
- * chunk slot k * STREAM_TPB + t belongs to thread t in every buffer. Needs cols % 8 == 0 and 16-byte aligned rows. */
-enum { STREAM_TPB = 1024, STREAM_BUFS = 3 };
-
-template <int CH>
-static __device__ __forceinline__ void stream_fetch(const kp_bf16 *__restrict__ x, int64_t row, int64_t cols, int n,
-                                                    uint4 *dst) {
-    const uint4 *src = reinterpret_cast<const uint4 *>(x + row * cols);
-#pragma unroll
-    for (int k = 0; k < CH; k++) {
-        int i = k * STREAM_TPB + (int)threadIdx.x;
-        if (i < n) __pipeline_memcpy_async(&dst[i], &src[i], sizeof(uint4));
-    }
-}
-
-template <int CH>
-static __global__ __launch_bounds__(STREAM_TPB, 1) void softmax_stream(const kp_bf16 *__restrict__ x,
-                                                                      kp_bf16 *__restrict__ y, int64_t rows,
-                                                                      int64_t cols) {
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    uint4 *buf = reinterpret_cast<uint4 *>(smem_raw);
-    __shared__ float sh_max[32];
-    __shared__ float sh_sum[32];
-    const int t = (int)threadIdx.x;
-    const int n = (int)(cols / 8);
-    const int64_t grid = gridDim.x;
-    int64_t r = blockIdx.x;
-    const size_t slots = (size_t)CH * STREAM_TPB;
-    for (int q = 0; q < STREAM_BUFS - 1; q++) { /* the first rows' loads */
-        if (r + q * grid < rows) stream_fetch<CH>(x, r + q * grid, cols, n, buf + q * slots);
-        __pipeline_commit();
-    }
-    for (int cb = 0; r < rows; r += grid, cb = cb + 1 == STREAM_BUFS ? 0 : cb + 1) {
-        const uint4 *cur = buf + cb * slots;
-        /* the buffer before cur held this thread's slots of the last row,
-         * already read: it takes the row STREAM_BUFS - 1 ahead */
-        const int64_t ahead = r + (STREAM_BUFS - 1) * grid;
-        if (ahead < rows) stream_fetch<CH>(x, ahead, cols, n, buf + (cb == 0 ? STREAM_BUFS - 1 : cb - 1) * slots);
-        __pipeline_commit();
-        __pipeline_wait_prior(STREAM_BUFS - 1); /* this thread's slots of row r have landed */
-
-        float v[CH * 8];
-#pragma unroll
-        for (int k = 0; k < CH; k++) {
-            int i = k * STREAM_TPB + t;
-            if (i < n) {
-                vec<8>::unpack(cur[i], &v[k * 8]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 8; j++) v[k * 8 + j] = -INFINITY;
-            }
-        }
-        float m = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < CH * 8; j++) m = fmaxf(m, v[j]);
-        m = row_max<STREAM_TPB>(m, sh_max);
-        const float ml = m * LOG2E; /* its rounding is one factor in every term */
-
-        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-        for (int j = 0; j < CH * 8; j++) {
-            v[j] = exp2f(fmaf(v[j], LOG2E, -ml));
-            acc[j % 4] += v[j];
-        }
-        const float inv = 1.0f / row_sum<STREAM_TPB>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_sum);
-
-        kp_bf16 *yr = y + r * cols;
-#pragma unroll
-        for (int k = 0; k < CH; k++) {
-            int i = k * STREAM_TPB + t;
-            if (i < n) {
-#pragma unroll
-                for (int j = 0; j < 8; j++) v[k * 8 + j] *= inv;
-                vec<8>::store(yr, i, &v[k * 8]);
-            }
-        }
-    }
-}
-
 /* ---- rows over 32768 elements: online max and sum, then the output pass ---- */
 template <int VEC>
 static __global__ __launch_bounds__(ONLINE_THREADS) void softmax_online(const kp_bf16 *__restrict__ x,
@@ -314,23 +240,6 @@ static int launch_regs(const kp_bf16 *x, kp_bf16 *y, int64_t rows, int64_t cols,
             <<<(unsigned)((n + rpb - 1) / rpb), BLOCK, 0, stream>>>(x + r0 * cols, y + r0 * cols, n, cols);
         KP_TRY(cudaGetLastError());
     }
-    return 0;
-}
-
-template <int CH>
-static int launch_stream(const kp_bf16 *x, kp_bf16 *y, int64_t rows, int64_t cols, cudaStream_t stream) {
-    const int smem = STREAM_BUFS * CH * STREAM_TPB * (int)sizeof(uint4);
-    KP_TRY(cudaFuncSetAttribute(softmax_stream<CH>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    KP_TRY(cudaFuncSetAttribute(softmax_stream<CH>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                cudaSharedmemCarveoutMaxShared));
-    int dev = 0, sms = 0, per_sm = 0;
-    KP_TRY(cudaGetDevice(&dev));
-    KP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    KP_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, softmax_stream<CH>, STREAM_TPB, smem));
-    int64_t grid = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
-    if (grid > rows) grid = rows;
-    softmax_stream<CH><<<(unsigned)grid, STREAM_TPB, smem, stream>>>(x, y, rows, cols);
-    KP_TRY(cudaGetLastError());
     return 0;
 }
 
@@ -439,8 +348,6 @@ static int launch(const kp_bf16 *x, kp_bf16 *y, int64_t rows, int64_t cols, cuda
     if (cols <= 2048) return launch_regs<VEC, 16, 128, 128>(x, y, rows, cols, stream);
     if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, y, rows, cols, stream);
     if (cols <= 8192) return launch_regs<VEC, 32, 256, 256>(x, y, rows, cols, stream);
-    if (VEC == 8 && cols <= 16384) return launch_stream<2>(x, y, rows, cols, stream);
-    if (VEC == 8 && cols <= 32768) return launch_stream<4>(x, y, rows, cols, stream);
     if (cols <= 16384) return launch_regs<VEC, 32, 512, 512>(x, y, rows, cols, stream);
     if (cols <= 32768) return launch_regs<VEC, 32, 1024, 1024>(x, y, rows, cols, stream);
     for (int64_t r0 = 0; r0 < rows; r0 += MAX_GRID) {

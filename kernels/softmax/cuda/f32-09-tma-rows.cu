@@ -2,14 +2,15 @@
  *
  * Adds over 07 (08 is a side road): softmax bf16 12's structure (rows
  * land in shared memory with one bulk copy, cp.async.bulk completing on an
- * mbarrier, issued by one thread; short-lived blocks) won 5-7% over a
- * register kernel at long bf16 rows (results/2026-11-30-h200-session7/call3-25ce45b).
+ * mbarrier, issued by one thread; short-lived blocks) won 5-7% over 07's
+ * persistent stream at long bf16 rows (results/2026-11-30-h200-session7/call1-5f5032c,
+ * call3-25ce45b).
  * Here a block of 256 threads takes eight consecutive rows of 513-1024
  * floats in one copy (32 KiB at 1024), a warp a row, each lane reading its
  * eight 16-byte chunks from shared memory three times (max; exp2 and sum;
  * exp2, scale and store), the reductions in shuffles only: six blocks,
  * 48 rows, an SM where 07 keeps 32 rows in registers. At 65536x1024 07
- * ran at 99.5% of copy, 126.32 us against max-autotune's 125.73
+ * ran at 99.7% of copy, 126.32 us against max-autotune's 125.73
  * (results/2026-11-30-h200-session6/call4-fd11059). Rows that are not
  * 16-byte multiples, pointers not 16-byte aligned and other widths run
  * 07's code.
