@@ -11,13 +11,22 @@ torch.compile (dynamic=False, default mode) and torch.compile
 shape and mode: compiling one function for several shapes silently switched
 torch.compile to dynamic-shape kernels (ANCHORS.md).
 
+With --kernels each row also names the kernels one call launched (name,
+grid, block, registers, shared memory), profiled once after its timing:
+torch.compile's times have moved between runs
+(results/2026-11-30-h200-session6/README.md), and a different kernel or
+autotuned launch is one cause to tell apart. Off by default: the
+profiler's hooks may stay attached and add host time to later rows'
+launches, so a run with --kernels says so in its JSON ("kernels_profiled")
+and its times are for explaining, not for a table of record.
+
 Differences from kproof, stated: torch allocates its own outputs (kproof
 poisons a preallocated one), outputs are not checked here beyond a
 one-time comparison with eager, and the stream is held by a fixed ~1 ms
 device sleep instead of kproof's blocker that waits for the host to finish
 enqueuing (1 ms is far more than a call's Python dispatch).
 
-    python3 bench/torch_baselines.py --out results.json [--ops softmax,layernorm,sum,matmul]
+    python3 bench/torch_baselines.py --out results.json [--ops softmax,layernorm,sum,matmul] [--kernels]
 """
 import argparse
 import json
@@ -133,12 +142,53 @@ def time_cold(fn, sets, flush, budget_s=4.0, min_samples=20, max_samples=400, ho
     return samples
 
 
+def launches_from_trace(trace):
+    """The kernels in a torch.profiler chrome trace (a dict), once each per
+    name and launch shape, in order: name, grid, block, registers, shared
+    memory, duration (us) of the first."""
+    seen, out = set(), []
+    for ev in trace.get("traceEvents", []):
+        if ev.get("cat") != "kernel":
+            continue
+        a = ev.get("args", {})
+        key = (ev.get("name"), str(a.get("grid")), str(a.get("block")))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append({"name": str(ev.get("name", ""))[:160], "grid": a.get("grid"), "block": a.get("block"),
+                    "registers": a.get("registers per thread"), "smem": a.get("shared memory"),
+                    "blocks_per_sm": a.get("blocks per SM"), "us": ev.get("dur")})
+    return out
+
+
+def kernel_launches(fn, args):
+    """The kernels one call of fn launches, from the profiler's trace, so a
+    torch time that moves between runs (a different Triton kernel or
+    config chosen by autotuning) can be told apart from noise. Taken after
+    the timing, never during it; a failure is reported, not fatal."""
+    try:
+        import os
+        import tempfile
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            fn(*args)
+            torch.cuda.synchronize()
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "trace.json")
+            prof.export_chrome_trace(path)
+            with open(path) as f:
+                return launches_from_trace(json.load(f))
+    except Exception as e:  # noqa: BLE001 - a baseline row must not be lost to this
+        return [{"error": str(e)[:200]}]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--ops", default="softmax,layernorm,sum,matmul")
     ap.add_argument("--budget", type=float, default=3.0)
     ap.add_argument("--modes", default="eager,compile,max-autotune")
+    ap.add_argument("--kernels", action="store_true",
+                    help="after each row's timing, profile one call and record the kernels it launched")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -178,6 +228,8 @@ def main():
                                "lo_s": lo, "hi_s": hi, "samples": len(ts), "sets": nsets,
                                "gbs": one / med * 1e-9, "tflops": flops(op, shape) / med * 1e-12,
                                "rel_err_vs_eager": err}
+                        if args.kernels:
+                            row["kernels"] = kernel_launches(fn, sets[0])
                     except Exception as e:  # a mode that fails is reported, not fatal
                         row = {"op": op, "dtype": dt, "shape": list(shape), "mode": mode, "error": str(e)[:300]}
                     rows.append(row)
@@ -185,7 +237,8 @@ def main():
                 del sets
                 torch.cuda.empty_cache()
     out = {"schema": 1, "tool": "torch_baselines.py", "torch": torch.__version__, "gpu": props.name,
-           "cuda": torch.version.cuda, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": rows}
+           "cuda": torch.version.cuda, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "kernels_profiled": bool(args.kernels), "rows": rows}
     with open(args.out, "w") as f:
         json.dump(out, f, indent=1)
     return 0

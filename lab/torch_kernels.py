@@ -8,6 +8,8 @@ Writes OUTDIR/torch-kernels.txt and OUTDIR/inductor-*.py."""
 import json, os, sys, tempfile
 import torch
 from torch._inductor.utils import run_and_get_code
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from torch_baselines import launches_from_trace  # noqa: E402 - one reader of the trace
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -42,15 +44,6 @@ for spec in sys.argv[2:]:
             torch.cuda.synchronize()
         tf = tempfile.mktemp(suffix=".json")
         prof.export_chrome_trace(tf)
-        seen = set()
-        for ev in json.load(open(tf)).get("traceEvents", []):
-            if ev.get("cat") != "kernel":
-                continue
-            a = ev.get("args", {})
-            key = (ev["name"], str(a.get("grid")), str(a.get("block")))
-            if key in seen:
-                continue
-            seen.add(key)
-            say(f"{spec} {mode}: {ev['name'][:80]} grid {a.get('grid')} block {a.get('block')} "
-                f"regs {a.get('registers per thread')} smem {a.get('shared memory')} "
-                f"blocks/SM {a.get('blocks per SM')} occupancy {a.get('est. achieved occupancy %')} dur {ev.get('dur')} us")
+        for k in launches_from_trace(json.load(open(tf))):
+            say(f"{spec} {mode}: {k['name'][:80]} grid {k['grid']} block {k['block']} "
+                f"regs {k['registers']} smem {k['smem']} blocks/SM {k['blocks_per_sm']} dur {k['us']} us")

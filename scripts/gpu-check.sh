@@ -17,7 +17,9 @@
 # arguments (commas for spaces: --shape-set,canonical,--dist,normal);
 # KP_CORRECT_KERNELS (default KP_KERNELS) narrows the correct stage;
 # KP_DEMO_ARGS, KP_DEMO_TIMEOUT, KP_TORCH_OPS, KP_TORCH_BUDGET (seconds per
-# mode and shape), KP_TORCH_TIMEOUT, KP_INIT_BUDGET,
+# mode and shape), KP_TORCH_TIMEOUT, KP_TORCH_KERNELS (non-empty: record the
+# kernels each torch mode launched; such a run's torch times explain, they
+# are not a table of record), KP_INIT_BUDGET,
 # KP_REPRO_FILE/SHAPE/BUDGET/TARGET the others. Measured on the H200
 # (results/2026-11-30-h200x2-session3): build ~20 s, device test ~17 s,
 # calibrate ~4 s; init of all 7 ops at 2 s a shape 400 s (naive matmul at
@@ -243,7 +245,8 @@ stage_torch() {
   needs_gpu torch || return 0
   stamp "torch baselines"
   PYTHONUNBUFFERED=1 timeout "${KP_TORCH_TIMEOUT:-900}" python3 bench/torch_baselines.py --out "$R/torch.json" \
-    --ops "${KP_TORCH_OPS:-softmax,layernorm,sum,matmul}" --budget "${KP_TORCH_BUDGET:-3}" >"$R/torch.log" 2>&1
+    --ops "${KP_TORCH_OPS:-softmax,layernorm,sum,matmul}" --budget "${KP_TORCH_BUDGET:-3}" \
+    ${KP_TORCH_KERNELS:+--kernels} >"$R/torch.log" 2>&1
   echo "torch exit $?"; tail -3 "$R/torch.log"
 }
 

@@ -194,6 +194,22 @@ def main():
                 "%.1f%%" % pct if pct is not None else "-", fmt_t(b[5]) if b else "-",
                 " | ".join(cells), ratio, met))
 
+    launched = [r for r in (tj or {}).get("rows", []) if r.get("kernels")]
+    if launched:
+        out.append("\n## Kernels torch ran (one call per mode, profiled after its timing)\n")
+        out.append("Name, grid, block and registers of each kernel one call launched: a torch time that moves "
+                   "between runs may be a different kernel or autotuned launch, not noise. The torch times of a "
+                   "run with --kernels are for explaining, not for a table of record (bench/torch_baselines.py).\n")
+        out.append("| op | dtype | shape | mode | kernels |")
+        out.append("| --- | --- | --- | --- | --- |")
+        for r in launched:
+            ks = "; ".join(
+                k["error"] if "error" in k else "%s grid %s block %s regs %s" % (
+                    k.get("name", "?")[:70], k.get("grid"), k.get("block"), k.get("registers"))
+                for k in r["kernels"])
+            out.append("| %s | %s | %s | %s | %s |" % (r["op"], r["dtype"], "x".join(map(str, r["shape"])), r["mode"],
+                                                      ks.replace("|", "/")))
+
     db = os.path.join(run, "do_bench.json")
     if os.path.exists(db):
         out.append("\n## Independent cuBLAS SGEMM measurement (torch.mm, TF32 off, do_bench median)\n")

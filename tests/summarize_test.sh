@@ -66,4 +66,44 @@ PY
 out=$(python3 scripts/summarize.py "$tmp/run") || fail "summarize.py on the moved run"
 row sum f32 1048576 | grep -qE "\| not met \(a tie: eager's median is inside this interval\) \|$" \
   || fail "sum 2^20 a hair slower than eager should be a tie, not met"
-echo "summarize.py: issue-5 targets read right from session 5's and session 6's H200 runs"
+# The kernels each torch mode launched (bench/torch_baselines.py records
+# them from the profiler's trace): the trace reader, with torch stubbed
+# (this machine has none), keeps kernel events once per name and launch
+# shape, in order, and drops the rest.
+python3 - "$PWD/bench" <<'PY' || fail "launches_from_trace"
+import sys, types
+sys.modules["torch"] = types.SimpleNamespace(float32="f32", bfloat16="bf16")
+sys.path.insert(0, sys.argv[1])
+from torch_baselines import launches_from_trace
+ev = lambda name, grid, dur, cat="kernel": {"cat": cat, "name": name, "dur": dur, "args": {
+    "grid": grid, "block": [512, 1, 1], "registers per thread": 32, "shared memory": 0, "blocks per SM": 4}}
+got = launches_from_trace({"traceEvents": [
+    ev("cudaLaunchKernel", None, 3, cat="cuda_runtime"), ev("triton_per_fused_0", [4096, 1, 1], 70),
+    ev("triton_per_fused_0", [4096, 1, 1], 71), ev("triton_per_fused_0", [2048, 1, 1], 72),
+    ev("triton_red_fused_1", [64, 1, 1], 5)]})
+assert [(k["name"], k["grid"], k["us"]) for k in got] == [
+    ("triton_per_fused_0", [4096, 1, 1], 70), ("triton_per_fused_0", [2048, 1, 1], 72),
+    ("triton_red_fused_1", [64, 1, 1], 5)], got
+assert got[0]["registers"] == 32 and got[0]["block"] == [512, 1, 1] and got[0]["blocks_per_sm"] == 4
+assert launches_from_trace({}) == []
+PY
+# ... and summarize.py lists them, one row per op, shape and mode.
+python3 - "$tmp/run/torch.json" <<'PY' || fail "could not add kernels"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rows"]:
+    if (r["op"], r["dtype"], r["shape"], r["mode"]) == ("layernorm", "f32", [16384, 4096], "max-autotune"):
+        r["kernels"] = [{"name": "triton_per_fused_native_layer_norm_0", "grid": [16384, 1, 1],
+                         "block": [512, 1, 1], "registers": 32, "smem": 0, "us": 126.4}]
+    if (r["op"], r["dtype"], r["shape"], r["mode"]) == ("sum", "f32", [1048576], "eager"):
+        r["kernels"] = [{"error": "profiler unavailable"}]
+json.dump(d, open(sys.argv[1], "w"))
+PY
+out=$(python3 scripts/summarize.py "$tmp/run") || fail "summarize.py with kernels"
+echo "$out" | grep -q '^## Kernels torch ran' || fail "no kernels section"
+echo "$out" | grep -qE '^\| layernorm \| f32 \| 16384x4096 \| max-autotune \| triton_per_fused_native_layer_norm_0 grid \[16384, 1, 1\] block \[512, 1, 1\] regs 32 \|$' \
+  || fail "the max-autotune kernel row"
+echo "$out" | grep -qE '^\| sum \| f32 \| 1048576 \| eager \| profiler unavailable \|$' || fail "a profiler error row"
+out=$(python3 scripts/summarize.py "$run") || fail "summarize.py on session 5"
+echo "$out" | grep -q '^## Kernels torch ran' && fail "a run without kernels should have no kernels section"
+echo "summarize.py: issue-5 targets read right from session 5's and session 6's H200 runs; torch's kernels listed"
