@@ -20,7 +20,8 @@
  * (07, 12, 13); this one differs in holding no row in registers and
  * keeping its loads in the copy engine.
  * Prediction: 4096x16384 from 11's ~89% to 92-95% of copy, if w and b
- * were the cost.
+ * were the cost; less about 3% if the tail (4096 rows on 132 blocks: four
+ * blocks walk a 32nd row) costs what it did for softmax bf16 07.
  * H200: not measured yet (prepared in session 7 with no device time left;
  * lab/calls/next-ring.sh).
  * kproof-best: no (until measured)
@@ -335,6 +336,7 @@ static __global__ __launch_bounds__(TPB, MINB) void layernorm_ring(const kp_bf16
                                                                const kp_bf16 *__restrict__ w,
                                                                const kp_bf16 *__restrict__ b,
                                                                kp_bf16 *__restrict__ y, int64_t rows, int64_t cols) {
+    static_assert(S >= 2, "row j's slot is refilled after row j + 1's barrier: one slot would wait forever");
     extern __shared__ __align__(128) uint4 ring[];
     __shared__ uint64_t full[S];
     __shared__ float sh_mean[2][32];
@@ -418,6 +420,10 @@ static __global__ __launch_bounds__(TPB, MINB) void layernorm_ring(const kp_bf16
          * j - 1, so its slot is free: refill it with row j - 1 + S. */
         if (t == 0 && j >= 1 && j - 1 + S < mine) {
             const int sp = (int)((j - 1) % S);
+            /* The slot was read through the generic proxy; the copy writes
+             * it through the async proxy: order the two (write after read
+             * across proxies needs the fence; the barrier alone does not). */
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
             slot_fill(&full[sp], ring + (size_t)sp * n, x + (int64_t)(r0 + (j - 1 + S) * grid) * cols, bytes);
         }
         const float rstd = 1.0f / sqrtf(var + (float)KP_LAYERNORM_EPS);
@@ -449,13 +455,15 @@ static __global__ __launch_bounds__(TPB, MINB) void layernorm_ring(const kp_bf16
 template <int TPB, int CH, int S, int MINB>
 static int launch_ring(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 *y, int64_t rows, int64_t cols,
                        cudaStream_t stream) {
+    if (cols > (int64_t)CH * TPB * 8) return 1; /* a row must fit a slot (the caller routes only those) */
     static int sms; /* once a process (kproof's worker drives one device): host calls, not device work */
     if (!sms) {
-        int dev = 0;
+        int dev = 0, n = 0;
         KP_TRY(cudaGetDevice(&dev));
-        KP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        KP_TRY(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
         KP_TRY(cudaFuncSetAttribute(layernorm_ring<TPB, CH, S, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     S * CH * TPB * 16));
+        sms = n; /* only once both calls succeeded */
     }
     const int smem = (int)(S * cols * 2);
     const int64_t grid = rows < (int64_t)MINB * sms ? rows : (int64_t)MINB * sms;
