@@ -31,8 +31,10 @@ enqueuing (1 ms is far more than a call's Python dispatch).
 import argparse
 import json
 import math
+import os
 import random
 import sys
+import tempfile
 import time
 
 import torch
@@ -167,8 +169,6 @@ def kernel_launches(fn, args):
     config chosen by autotuning) can be told apart from noise. Taken after
     the timing, never during it; a failure is reported, not fatal."""
     try:
-        import os
-        import tempfile
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             fn(*args)
             torch.cuda.synchronize()
@@ -196,7 +196,7 @@ def main():
     l2 = getattr(props, "L2_cache_size", 60 << 20)
     flush = torch.empty(2 * l2 // 4, device="cuda", dtype=torch.float32)
     gen = torch.Generator(device="cuda")
-    gen.manual_seed(int.from_bytes(__import__("os").urandom(4), "little"))
+    gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
     rows = []
     for op in args.ops.split(","):
         for dt in DTYPES[op]:

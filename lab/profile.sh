@@ -15,7 +15,7 @@ OUT=${OUT:-$PWD/lab-out}
 W=${LAB_DIR:-$OUT.lab}
 mkdir -p "$OUT" "$W"
 # Only this run's files: a warm machine keeps $W from earlier calls.
-start=$W/.profile-start; touch "$start"
+touch "$W/.profile-start"
 trap '(cd "$W" && find . -type f -newer .profile-start ! -name "drv-*" -print0 | tar czf "$OUT/lab-profile.tgz" --null -T -) 2>/dev/null' EXIT
 SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats"
 . "$(dirname "$0")/driver-build.sh"

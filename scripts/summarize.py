@@ -136,6 +136,10 @@ def main():
                    "\"~\" on a kernel: correct but the timing never settled (NOISY), so not counted as met; "
                    "on a torch mode: its 95% interval is wider than +-1% (what kproof asks of a kernel), and a "
                    "target is not counted as met while such a mode's interval reaches below the kernel's median.\n")
+        if tj.get("kernels_profiled"):
+            out.append("**This run's torch times were taken with --kernels (bench/torch_baselines.py): the "
+                       "profiler may have added host time to them, so this table explains; it is not one of "
+                       "record.**\n")
         out.append("| op | dtype | shape | project best | % copy | SoL | eager | compile | max-autotune "
                    "| best torch / project | target |")
         out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")

@@ -97,13 +97,17 @@ for r in d["rows"]:
                          "block": [512, 1, 1], "registers": 32, "smem": 0, "us": 126.4}]
     if (r["op"], r["dtype"], r["shape"], r["mode"]) == ("sum", "f32", [1048576], "eager"):
         r["kernels"] = [{"error": "profiler unavailable"}]
+d["kernels_profiled"] = True
 json.dump(d, open(sys.argv[1], "w"))
 PY
 out=$(python3 scripts/summarize.py "$tmp/run") || fail "summarize.py with kernels"
 echo "$out" | grep -q '^## Kernels torch ran' || fail "no kernels section"
+# ... and says where the targets are judged that such a run's torch times are not of record.
+echo "$out" | grep -q "taken with --kernels" || fail "a --kernels run's target table should say it is not of record"
 echo "$out" | grep -qE '^\| layernorm \| f32 \| 16384x4096 \| max-autotune \| triton_per_fused_native_layer_norm_0 grid \[16384, 1, 1\] block \[512, 1, 1\] regs 32 \|$' \
   || fail "the max-autotune kernel row"
 echo "$out" | grep -qE '^\| sum \| f32 \| 1048576 \| eager \| profiler unavailable \|$' || fail "a profiler error row"
 out=$(python3 scripts/summarize.py "$run") || fail "summarize.py on session 5"
 echo "$out" | grep -q '^## Kernels torch ran' && fail "a run without kernels should have no kernels section"
+echo "$out" | grep -q "taken with --kernels" && fail "a run without --kernels should not be called one"
 echo "summarize.py: issue-5 targets read right from session 5's and session 6's H200 runs; torch's kernels listed"

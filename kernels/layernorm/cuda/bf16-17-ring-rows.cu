@@ -318,13 +318,6 @@ static __device__ __forceinline__ void slot_wait(uint64_t *bar, uint32_t parity)
                  : "memory");
 }
 
-/* A row's (mean, M2) merge with the shared buffer given (11's row_stats
- * with the buffer alternating between rows). */
-template <int TPB>
-static __device__ __forceinline__ void ring_stats(float &m, float &q, float c, float2 *sh) {
-    row_stats<TPB>(m, q, c, sh);
-}
-
 /* Resident blocks (MINB an SM), TPB threads a row, thread t owning chunks
  * t + k TPB (k < CH) of every row and of w and b; S ring slots of n
  * chunks. Two 512-thread blocks an SM (CH 4, 32 registers of w and b)
@@ -394,7 +387,7 @@ static __global__ __launch_bounds__(TPB, MINB) void layernorm_ring(const kp_bf16
                 }
             }
             float qq = (q4[0] + q4[1]) + (q4[2] + q4[3]);
-            ring_stats<TPB>(m, qq, (float)(CH * 8), sh_stats[p]);
+            row_stats<TPB>(m, qq, (float)(CH * 8), sh_stats[p]); /* buffers alternate between rows */
             delta = m;
             var = qq / (float)cols;
         } else {
