@@ -474,3 +474,85 @@ variant(f"{L}/bf16-11-one-merge.cu", f"{L}/bf16-66-lab-4k512.cu", "LAB 66-lab-4k
 # blocks an SM (ring of three; ptxas spills 84 bytes, w and b among them).
 variant(f"{L}/bf16-17-ring-rows.cu", f"{L}/bf16-70-lab-ring2.cu", "LAB 70-lab-ring2: 17 with two 512-thread blocks an SM (spills).",
         (("return launch_ring<1024, 2, 4, 1>(", "return launch_ring<512, 4, 3, 2>(", 1),))
+
+# ---- session 8: w and b nearer, x's L2 priority, occupancy ----------------
+# Call 1 (results/2026-12-01-h200-session8/call1-507f44d): the ring (17, 70)
+# lost (81.5% and 67.4% of copy against 11's 90.4%). torch.compile's
+# layernorm kernels (lab/torch_kernels.py) load x with evict_last in their
+# first loop and w, b with evict_last; softmax f32 at 1024 runs 64-thread
+# blocks at 32 registers (32 blocks an SM where 07 has 24). Variants:
+#   pf:    w and b prefetched into L1 (prefetch.global.L1) right after the
+#          row's loads, so the output loop's w and b loads after the row
+#          reduction hit L1 instead of waiting on L2;
+#   xlast: x loaded with an L2 evict_last policy (as Triton's first loop);
+#   wbl1:  x loaded without L1 allocation, w and b with L1::evict_last;
+#   pfna:  pf and wbl1's x loads.
+XL_F32 = ('        float4 t;\n        asm("ld.global.nc.L1::no_allocate.v4.f32 {%0,%1,%2,%3}, [%4];"\n'
+          '            : "=f"(t.x), "=f"(t.y), "=f"(t.z), "=f"(t.w) : "l"(reinterpret_cast<const float4 *>(p) + i));\n'
+          '        v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;\n')
+XL_BF = ('        uint4 t;\n        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"\n'
+         '            : "=r"(t.x), "=r"(t.y), "=r"(t.z), "=r"(t.w) : "l"(reinterpret_cast<const uint4 *>(p) + i));\n'
+         '        unpack2(t.x, v); unpack2(t.y, v + 2); unpack2(t.z, v + 4); unpack2(t.w, v + 6);\n')
+XE_F32 = ('        float4 t;\n        uint64_t pol;\n        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));\n'
+          '        asm("ld.global.nc.L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;"\n'
+          '            : "=f"(t.x), "=f"(t.y), "=f"(t.z), "=f"(t.w) : "l"(reinterpret_cast<const float4 *>(p) + i), "l"(pol));\n'
+          '        v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;\n')
+XE_BF = ('        uint4 t;\n        uint64_t pol;\n        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));\n'
+         '        asm("ld.global.nc.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"\n'
+         '            : "=r"(t.x), "=r"(t.y), "=r"(t.z), "=r"(t.w) : "l"(reinterpret_cast<const uint4 *>(p) + i), "l"(pol));\n'
+         '        unpack2(t.x, v); unpack2(t.y, v + 2); unpack2(t.z, v + 4); unpack2(t.w, v + 6);\n')
+WL_F32 = XL_F32.replace("L1::no_allocate", "L1::evict_last")
+WL_BF = XL_BF.replace("L1::no_allocate", "L1::evict_last")
+def s8_layernorm(dt, base, xload, tag, what, pf, xkind, wb_l1):
+    """x's loads in the register kernel become load_x (xkind: None, 'na', 'last'); w and b loads
+    load_wb (L1::evict_last when wb_l1); pf: prefetch w and b into L1 after the row's loads."""
+    s = open(f"{root}/{L}/{base}").read()
+    V = "4" if dt == "f32" else "8"
+    ty = "float" if dt == "f32" else "kp_bf16"
+    body = {None: None, "na": XL_F32 if dt == "f32" else XL_BF, "last": XE_F32 if dt == "f32" else XE_BF}[xkind]
+    head = "    static __device__ __forceinline__ void %s(const %s *p, int64_t i, float *v) {\n"
+    m1 = "".join(("    static __device__ __forceinline__ void %s(const %s *p, int64_t i, float *v) { load(p, i, v); }\n" % (f, ty))
+                 for f in ("load_x", "load_wb"))
+    mv = ((head % ("load_x", ty)) + body + "    }\n") if body else "    static __device__ __forceinline__ void load_x(const %s *p, int64_t i, float *v) { load(p, i, v); }\n" % ty
+    mv += ((head % ("load_wb", ty)) + (WL_F32 if dt == "f32" else WL_BF) + "    }\n") if wb_l1 else \
+        "    static __device__ __forceinline__ void load_wb(const %s *p, int64_t i, float *v) { load(p, i, v); }\n" % ty
+    s = re.sub(r"(template <> struct vec<1> \{\n(?:.*\n)*?)(\};)", lambda m: m.group(1) + m1 + m.group(2), s, count=1)
+    s = re.sub(r"(template <> struct vec<%s> \{\n(?:.*\n)*?)(\};)" % V, lambda m: m.group(1) + mv + m.group(2), s, count=1)
+    assert s.count(xload) >= 1, (base, xload)
+    s = s.replace(xload, xload.replace("vec<VEC>::load(", "vec<VEC>::load_x("), 1)
+    old_wb = "            vec<VEC>::load(w, i, wv);\n            vec<VEC>::load(b, i, bv);\n"
+    assert s.count(old_wb) >= 1
+    s = s.replace(old_wb, old_wb.replace("vec<VEC>::load(", "vec<VEC>::load_wb("), 1)
+    if pf:
+        anchor = "    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* short chains, then a tree */\n"
+        assert s.count(anchor) >= 1
+        s = s.replace(anchor, "#pragma unroll\n    for (int k = 0; k < CHUNKS; k++) {\n        const int i = k * TPR + t;\n"
+                      "        if (VEC > 1 && i < n) {\n"
+                      "            asm volatile(\"prefetch.global.L1 [%0];\" :: \"l\"(w + (int64_t)i * VEC));\n"
+                      "            asm volatile(\"prefetch.global.L1 [%0];\" :: \"l\"(b + (int64_t)i * VEC));\n"
+                      "        }\n    }\n" + anchor, 1)
+    s = s.replace(" */\n", f" * LAB {tag}: {base[:7]} with {what}; an experiment, not a project step.\n * kproof-best: no\n */\n", 1)
+    open(f"{root}/{L}/{dt}-{tag}.cu", "w").write(s)
+    print(f"{L}/{dt}-{tag}.cu")
+for dt, base, xload in (("bf16", "bf16-11-one-merge.cu", "            vec<VEC>::load(xr, i, &v[k * VEC]);\n"),
+                        ("f32", "f32-16-four-warps-1k.cu", "        for (int k = 0; k < CHUNKS; k++) vec<VEC>::load(xr, k * TPR + t, &v[k * VEC]);\n")):
+    for tag, what, pf, xk, wb in (("64-lab-pf", "w and b prefetched into L1 before the row reduction", 1, None, 0),
+                                  ("63-lab-xlast", "x loaded with an L2 evict_last policy", 0, "last", 0),
+                                  ("62-lab-wbl1", "x loaded without L1 allocation, w and b with L1::evict_last", 0, "na", 1),
+                                  ("61-lab-pfna", "w and b prefetched into L1 and x loaded without L1 allocation", 1, "na", 0)):
+        s8_layernorm(dt, base, xload, tag, what, pf, xk, wb)
+# softmax f32 07 at 1024 columns with 32 blocks an SM (32 registers), as
+# max-autotune's kernel; and with x loaded under an L2 evict_last policy.
+SM1K = "    if (cols <= 1024) return launch_regs<VEC, 16, 64, 64>(x, y, rows, cols, stream); /* 07 */\n"
+s = open(f"{root}/{S}/f32-07-two-warps-1k.cu").read()
+assert s.count("static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 : 1024) / BLOCK) void softmax_regs(") == 1
+variant(f"{S}/f32-07-two-warps-1k.cu", f"{S}/f32-64-lab-lb32.cu", "LAB 64-lab-lb32: 07 with 32 64-thread blocks an SM at 1024 (32 registers).",
+        (("static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 : 1024) / BLOCK) void softmax_regs(",
+          "static __global__ __launch_bounds__(BLOCK, BLOCK == 64 && PER == 16 ? 32 : (PER <= 8 ? 2048 : PER <= 16 ? 1536 : 1024) / BLOCK) void softmax_regs(", 1),))
+variant(f"{S}/f32-07-two-warps-1k.cu", f"{S}/f32-63-lab-xlast.cu", "LAB 63-lab-xlast: 07 with x loaded under an L2 evict_last policy.",
+        ((F4_LOAD, XE_F32.replace("        v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;\n", ""), 1),))
+# layernorm bf16 18 (rows of 16384 kept packed, three blocks an SM at 40
+# registers, 16 bytes spilled) with four blocks an SM (32 registers; ptxas
+# spills 96 bytes).
+variant(f"{L}/bf16-18-packed-rows.cu", f"{L}/bf16-60-lab-packed4.cu", "LAB 60-lab-packed4: 18 with four blocks an SM.",
+        (("enum { PACKED_MIN_BLOCKS = 3 };", "enum { PACKED_MIN_BLOCKS = 4 };", 1),))
