@@ -509,12 +509,14 @@ def s8_layernorm(dt, base, xload, tag, what, pf, xkind, wb_l1):
     s = open(f"{root}/{L}/{base}").read()
     V = "4" if dt == "f32" else "8"
     ty = "float" if dt == "f32" else "kp_bf16"
-    body = {None: None, "na": XL_F32 if dt == "f32" else XL_BF, "last": XE_F32 if dt == "f32" else XE_BF}[xkind]
+    XF = (XE_F32 if dt == "f32" else XE_BF).replace("L2::evict_last", "L2::evict_first")
+    body = {None: None, "na": XL_F32 if dt == "f32" else XL_BF, "last": XE_F32 if dt == "f32" else XE_BF, "first": XF}[xkind]
     head = "    static __device__ __forceinline__ void %s(const %s *p, int64_t i, float *v) {\n"
     m1 = "".join(("    static __device__ __forceinline__ void %s(const %s *p, int64_t i, float *v) { load(p, i, v); }\n" % (f, ty))
                  for f in ("load_x", "load_wb"))
     mv = ((head % ("load_x", ty)) + body + "    }\n") if body else "    static __device__ __forceinline__ void load_x(const %s *p, int64_t i, float *v) { load(p, i, v); }\n" % ty
-    mv += ((head % ("load_wb", ty)) + (WL_F32 if dt == "f32" else WL_BF) + "    }\n") if wb_l1 else \
+    WB = {1: WL_F32 if dt == "f32" else WL_BF, 2: XE_F32 if dt == "f32" else XE_BF}.get(wb_l1)
+    mv += ((head % ("load_wb", ty)) + WB + "    }\n") if wb_l1 else \
         "    static __device__ __forceinline__ void load_wb(const %s *p, int64_t i, float *v) { load(p, i, v); }\n" % ty
     s = re.sub(r"(template <> struct vec<1> \{\n(?:.*\n)*?)(\};)", lambda m: m.group(1) + m1 + m.group(2), s, count=1)
     s = re.sub(r"(template <> struct vec<%s> \{\n(?:.*\n)*?)(\};)" % V, lambda m: m.group(1) + mv + m.group(2), s, count=1)
@@ -556,3 +558,10 @@ variant(f"{S}/f32-07-two-warps-1k.cu", f"{S}/f32-63-lab-xlast.cu", "LAB 63-lab-x
 # spills 96 bytes).
 variant(f"{L}/bf16-18-packed-rows.cu", f"{L}/bf16-60-lab-packed4.cu", "LAB 60-lab-packed4: 18 with four blocks an SM.",
         (("enum { PACKED_MIN_BLOCKS = 3 };", "enum { PACKED_MIN_BLOCKS = 4 };", 1),))
+# Call 3: the evict_last hint on x made f32 layernorm and softmax faster
+# than copy and layernorm bf16 11 at 4096x16384 35% slower (call 2). For
+# bf16 there: x at evict_first, w and b at L2 evict_last, and both.
+for tag, what, xk, wb in (("59-lab-xfirst", "x loaded with an L2 evict_first policy", "first", 0),
+                          ("58-lab-wblast", "w and b loaded with an L2 evict_last policy", None, 2),
+                          ("57-lab-xfwl", "x at L2 evict_first, w and b at L2 evict_last", "first", 2)):
+    s8_layernorm("bf16", "bf16-11-one-merge.cu", "            vec<VEC>::load(xr, i, &v[k * VEC]);\n", tag, what, 0, xk, wb)

@@ -404,6 +404,76 @@ static void test_timing_ab(void) {
     kp_dev_free(dirt);
 }
 
+/* Lines a kernel loads under an L2 evict_last policy (createpolicy, as
+ * Triton's eviction_policy='evict_last' and some project kernels do) have
+ * priority over the flush's own lines: if they outlived kp_dev_flush, a
+ * candidate could keep its data in L2 across the cold start. A buffer of
+ * 3/4 of L2 is read with that policy, then flushed, then read again and
+ * timed; the same after a plain read (the flush surely evicts it) is the
+ * cold time, and a read right after a read, with no flush, the warm time.
+ * The evict_last read after the flush must take the cold time, not the warm
+ * one. Median of 11 each. */
+template <bool LAST> __global__ void l2_read_kernel(const uint4 *p, size_t n, uint32_t *sink) {
+    uint64_t pol = 0;
+    if (LAST) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+    size_t step = (size_t)gridDim.x * blockDim.x;
+    uint32_t acc = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        uint4 v;
+        if (LAST)
+            asm volatile("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p + i), "l"(pol));
+        else
+            v = p[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u && sink) *sink = acc; /* keeps the loads */
+}
+static void test_flush_evict_last(void) {
+    kp_env env;
+    memset(&env, 0, sizeof env);
+    kp_dev_env(&env);
+    size_t l2 = env.l2_bytes > 0 ? (size_t)env.l2_bytes : (size_t)50 << 20;
+    size_t bytes = (l2 * 3 / 4) & ~(size_t)4095, n = bytes / 16;
+    uint4 *a = (uint4 *)kp_dev_alloc(bytes);
+    uint32_t *sink = (uint32_t *)kp_dev_alloc(sizeof(uint32_t));
+    CHECK(a && sink, "alloc");
+    if (!a || !sink) return;
+    const kp_gen g = {KP_GEN_NORMAL, 0.0f, 1.0f, 0, 0.0f};
+    CHECK(kp_dev_fill(a, KP_F32, &g, 7, 0, (int64_t)n * 4) == 0, "%s", kp_dev_error());
+    cudaStream_t s = (cudaStream_t)kp_dev_stream();
+    const char *names[3] = {"after an evict_last read and a flush", "after a plain read and a flush",
+                            "after a plain read, no flush"};
+    double med[3];
+    for (int mode = 0; mode < 3; mode++) {
+        double t[11];
+        for (int i = 0; i < 11; i++) {
+            if (mode == 0) l2_read_kernel<true><<<1056, 256, 0, s>>>(a, n, sink);
+            else l2_read_kernel<false><<<1056, 256, 0, s>>>(a, n, sink);
+            CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
+            if (mode < 2) CHECK(kp_dev_flush() == 0, "%s", kp_dev_error());
+            int held = kp_dev_block_begin() == 0;
+            kp_dev_event_start();
+            l2_read_kernel<false><<<1056, 256, 0, s>>>(a, n, sink);
+            kp_dev_event_stop();
+            if (held) kp_dev_block_end();
+            CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
+            t[i] = kp_dev_event_elapsed();
+        }
+        qsort(t, 11, sizeof t[0], cmp_d);
+        med[mode] = t[5];
+        printf("flush vs evict_last: read of %zu MiB %-40s %7.2f us\n", bytes >> 20, names[mode], t[5] * 1e6);
+    }
+    /* cold must be clearly slower than warm for the check to mean anything */
+    CHECK(med[1] > 1.3 * med[2], "cold read %.2f us not slower than warm %.2f us: the check cannot tell",
+          med[1] * 1e6, med[2] * 1e6);
+    CHECK(med[0] > med[2] + 0.75 * (med[1] - med[2]),
+          "evict_last lines outlived the flush: %.2f us, cold %.2f, warm %.2f", med[0] * 1e6, med[1] * 1e6,
+          med[2] * 1e6);
+    kp_dev_free(a);
+    kp_dev_free(sink);
+}
+
 static void test_copies(void) {
     unsigned char h[1000], back[1000];
     for (int i = 0; i < 1000; i++)
@@ -680,6 +750,7 @@ int main(int argc, char **argv) {
     test_flush();
     test_events();
     test_timing_ab();
+    test_flush_evict_last();
     test_check_error();
     test_audit(1);
     test_audit(2); /* CUPTI detached after round 1: it must attach again */
