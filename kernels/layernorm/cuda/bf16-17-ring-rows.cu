@@ -22,9 +22,15 @@
  * Prediction: 4096x16384 from 11's ~89% to 92-95% of copy, if w and b
  * were the cost; less about 3% if the tail (4096 rows on 132 blocks: four
  * blocks walk a 32nd row) costs what it did for softmax bf16 07.
- * H200: not measured yet (prepared in session 7 with no device time left;
- * lab/calls/next-ring.sh).
- * kproof-best: no (until measured)
+ * H200 screen (lab/screen.sh, 4 rounds of 30 cold calls, % of a
+ * cudaMemcpy of the same bytes; results/2026-12-01-h200-session8/call1-507f44d):
+ * 78.13 us (81.5%) at 4096x16384 against 11's 70.45 (90.4%), 147.22 (85.5%)
+ * at 8192x16384 against 135.04 (93.3%); two 512-thread blocks an SM (lab
+ * 70, spills) 94.51 (67.4%). 9% slower: a dead end, as the resident
+ * designs before it. w and b in registers did not pay for one block an
+ * SM walking its rows. PASS on every shape of the op and on the ring
+ * shapes (600x16384, 600x12288, 200x16384, 133x12288) (call1/correct).
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 

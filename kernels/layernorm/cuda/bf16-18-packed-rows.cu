@@ -13,8 +13,18 @@
  * operation for operation (each value is unpacked exactly, then x - pivot,
  * then - delta), so the output bits are 11's. Other widths run 11's code.
  * Prediction: 4096x16384 from 11's 89-90% to 92-94% of copy; other shapes
- * as 11.
- * kproof-best: no (not yet measured)
+ * as 11. To reach 40 registers the unpacks are volatile asm (otherwise the
+ * compiler keeps the 32 floats between passes) and each chunk's w and b
+ * are loaded after the previous chunk's store, prefetched into L1 while
+ * the row loads; ptxas still spills 16 bytes.
+ * H200 screen (lab/screen.sh, 5 rounds of 30 cold calls, % of a cudaMemcpy
+ * of the same bytes; results/2026-12-01-h200-session8/call2-4e6eb62):
+ * 85.86 us (74.3%) at 4096x16384 against 11's 70.34 (90.7%); with four
+ * blocks an SM (32 registers, 96 bytes spilled) 122.18 (52.2%). The
+ * prefetch alone on 11 (lab 64) ran 78.30 (81.5%): w and b loads held
+ * back behind stores and prefetches cost more than the third row gains.
+ * A dead end. PASS on every shape of the op (call2/correct).
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 

@@ -5,12 +5,19 @@
  * fraction 1.0, then ld.global.nc.L2::cache_hint), as torch.compile's
  * Triton layernorm does in its first pass over x. x is read once here; the
  * hint only changes which lines L2 evicts first. Why that is faster is not
- * measured. Found by a screen (lab/screen.sh, 5 rounds of 30 cold calls, %
- * of a cudaMemcpy of the same bytes; results/2026-12-01-h200-session8/
- * call2-4e6eb62): 124.99 us (100.8%) against 16's 129.12 (97.6%) at
- * 16384x4096, 124.90 (100.9%) against 126.94 (99.3%) at 65536x1024. The
- * same hint made layernorm bf16 11 35% slower at 4096x16384 there.
- * kproof-best: no (not yet measured under kproof)
+ * measured. kproof's flush still leaves such lines cold (the device test
+ * measures it: tests/gpu/dev_backend_test.cu). ptxas spills 4 bytes at
+ * 512 and 2048 columns (the policy's two registers over a 40 cap).
+ * Screens (lab/screen.sh, 5 rounds of 30 cold calls, % of a cudaMemcpy of
+ * the same bytes), results/2026-12-01-h200-session8/:
+ *   16384x4096: 124.99 us (100.8%) against 16's 129.12 (97.6%) (call2-4e6eb62),
+ *               125.18 (101.2%) against 129.79 (97.6%) (call3-51f4b03);
+ *   65536x1024: 124.90 (100.9%) against 126.94 (99.3%) (call2),
+ *               125.28 (101.0%) against 127.33 (99.4%) (call3);
+ *   4096x16384: 127.42 (99.4%) against 131.01 (96.6%) (call3).
+ * The same hint on layernorm bf16 11's loads at 4096x16384 made it 35%
+ * slower (call 2; evict_first as well, call 3): it is not a free switch.
+ * PASS on all 30 shapes, misaligned calls included (call3-51f4b03/correct).
  */
 #include <kproof/kernel.h>
 

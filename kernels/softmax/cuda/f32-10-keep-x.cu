@@ -1,17 +1,26 @@
 /* softmax f32, variant 10: x read at L2's evict_last priority.
  *
- * Adds over 07 (08 and 09 are side roads): the register kernel (rows up to
- * 8192 floats) loads x under an L2 eviction policy of evict_last
- * (createpolicy.fractional, fraction 1.0, then ld.global.nc.L2::cache_hint),
- * as torch.compile's Triton kernels do in their first pass over x. x is
- * read once here, so no line of it is read again: the hint only changes
- * which lines L2 evicts first. Why that is faster is not measured. Found by
- * a screen (lab/screen.sh, 5 rounds of 30 cold calls, % of a cudaMemcpy of
- * the same bytes) at 65536x1024: 124.35 us (101.4%) against 07's 125.92
- * (100.1%) (results/2026-12-01-h200-session8/call2-4e6eb62). The same hint
- * made layernorm bf16 11 35% slower at 4096x16384 there, so it is kept
- * only at widths where it was measured. Rows over 8192 floats run as in 07.
- * kproof-best: no (not yet measured under kproof)
+ * Adds over 07 (08 and 09 are side roads): x's register loads (the
+ * register kernel, rows up to 8192 floats, and the register half of the
+ * split kernel, rows of 8K-32K) go under an L2 eviction policy of
+ * evict_last (createpolicy.fractional, fraction 1.0, then
+ * ld.global.nc.L2::cache_hint), as torch.compile's Triton kernels load x in
+ * their first pass. x is read once here, so no line of it is read again:
+ * the hint only changes which lines L2 evicts first. Why that is faster is
+ * not measured. The split kernel's cp.async half and rows over 32768
+ * floats are as in 07. kproof's flush still leaves such lines cold (the
+ * device test measures it: tests/gpu/dev_backend_test.cu).
+ * Screens (lab/screen.sh, 5 rounds of 30 cold calls, % of a cudaMemcpy of
+ * the same bytes), results/2026-12-01-h200-session8/:
+ *   65536x1024: 124.35 us (101.4%) against 07's 125.92 (100.1%) (call2-4e6eb62),
+ *               124.70 (101.6%) against 126.34 (100.3%) (call3-51f4b03);
+ *   8192x8192:  125.31 (101.1%) against 129.50 (97.8%) (call3);
+ *   4096x32768: 259.07 (98.1%) against 265.54 (95.7%), the hint on the
+ *               split kernel's register half only (lab 63, call3).
+ * The same hint on layernorm bf16 11's loads at 4096x16384 made it 35%
+ * slower (call 2; evict_first as well, call 3): it is not a free switch.
+ * PASS on every shape of the op (call3-51f4b03/correct, before the split
+ * kernel took the hint).
  */
 #include <kproof/kernel.h>
 
@@ -174,11 +183,12 @@ static __global__ __launch_bounds__(TPR, 1024 / TPR) void softmax_split(const fl
     }
     __pipeline_commit();
     float v[SPLIT_REG];
+    const uint64_t pol = evict_last_policy(); /* the register half's lines at evict_last (10) */
 #pragma unroll
     for (int k = 0; k < CR; k++) {
         int i = k * TPR + t;
         if (i < n) {
-            vec<VEC>::load(xr, i, &v[k * VEC]);
+            vec<VEC>::load_keep(xr, i, &v[k * VEC], pol);
         } else {
 #pragma unroll
             for (int j = 0; j < VEC; j++) v[k * VEC + j] = -INFINITY;
