@@ -565,3 +565,29 @@ for tag, what, xk, wb in (("59-lab-xfirst", "x loaded with an L2 evict_first pol
                           ("58-lab-wblast", "w and b loaded with an L2 evict_last policy", None, 2),
                           ("57-lab-xfwl", "x at L2 evict_first, w and b at L2 evict_last", "first", 2)):
     s8_layernorm("bf16", "bf16-11-one-merge.cu", "            vec<VEC>::load(xr, i, &v[k * VEC]);\n", tag, what, 0, xk, wb)
+# Call 5: is it the policy or the instruction? layernorm bf16 11 with x at
+# evict_last as in softmax f32 10 / layernorm f32 17 (one policy register
+# made once a kernel, ld.global.nc.L2::cache_hint), at 4096x16384, where
+# the per-load form (63) and evict_first (59) were 35% slower, and at
+# 16384x4096.
+KEEP_BF = ('''    static __device__ __forceinline__ void load_keep(const kp_bf16 *p, int64_t i, float *v, uint64_t pol) {
+        uint4 t;
+        asm("ld.global.nc.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+            : "=r"(t.x), "=r"(t.y), "=r"(t.z), "=r"(t.w) : "l"(reinterpret_cast<const uint4 *>(p) + i), "l"(pol));
+        unpack2(t.x, v); unpack2(t.y, v + 2); unpack2(t.z, v + 4); unpack2(t.w, v + 6);
+    }
+''')
+KEEP_B1 = "    static __device__ __forceinline__ void load_keep(const kp_bf16 *p, int64_t i, float *v, uint64_t) { v[0] = bf16_to_f32(p[i]); }\n"
+s = open(f"{root}/{L}/bf16-11-one-merge.cu").read()
+s = re.sub(r"(template <> struct vec<1> \{\n(?:.*\n)*?)(\};)", lambda m: m.group(1) + KEEP_B1 + m.group(2), s, count=1)
+s = re.sub(r"(template <> struct vec<8> \{\n(?:.*\n)*?)(\};)", lambda m: m.group(1) + KEEP_BF + m.group(2), s, count=1)
+s = s.replace("template <int VEC> struct vec;\n", "static __device__ __forceinline__ uint64_t evict_last_policy() {\n    uint64_t pol;\n"
+              "    asm(\"createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\" : \"=l\"(pol));\n    return pol;\n}\ntemplate <int VEC> struct vec;\n", 1)
+old = "    const float pivot = first(xr);\n    float v[PER];\n"
+assert s.count(old) == 1
+s = s.replace(old, old + "    const uint64_t pol = evict_last_policy();\n")
+old = "            vec<VEC>::load(xr, i, &v[k * VEC]);\n"
+s = s.replace(old, "            vec<VEC>::load_keep(xr, i, &v[k * VEC], pol);\n", 1)
+s = s.replace(" */\n", " * LAB 56-lab-keep: 11 with x at L2 evict_last, the policy made once (as f32 17).\n * kproof-best: no\n */\n", 1)
+open(f"{root}/{L}/bf16-56-lab-keep.cu", "w").write(s)
+print(f"{L}/bf16-56-lab-keep.cu")
