@@ -12,7 +12,12 @@
  * Screen (lab/screen.sh as lab 56, 4 rounds of 30 cold calls, % of a
  * cudaMemcpy of the same bytes; call5-437869d): 64.96 us (98.7%) against
  * 11's 66.66 (96.2%) at 16384x4096; 70.66 (90.9%) against 70.73 (90.8%)
- * at 4096x16384.
+ * at 4096x16384. Under kproof's timing on the same GPU (call6-d6697d6, 1.5 s a
+ * shape): 64.58 / 63.55 / 71.34 us at 16384x4096 / 65536x1024 / 4096x16384
+ * against 11's 65.81 / 64.61 / 71.31 in the same run. Not in a table of
+ * record yet (issue 5's of session 8, call4-ec80372, ran 11).
+ * PASS on all 30 shapes, misaligned calls included (call6-d6697d6/correct,
+ * worst 0.249 of the tolerance).
  */
 #include <kproof/kernel.h>
 

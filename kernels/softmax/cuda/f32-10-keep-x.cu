@@ -19,8 +19,12 @@
  *               split kernel's register half only (lab 63, call3).
  * The same hint on layernorm bf16 11's loads at 4096x16384 made it 35%
  * slower (call 2; evict_first as well, call 3): it is not a free switch.
- * PASS on every shape of the op (call3-51f4b03/correct, before the split
- * kernel took the hint).
+ * Issue 5's table (results/2026-12-01-h200-session8/call4-ec80372, copy
+ * 4261.3 GB/s): 126.13 / 124.50 / 258.08 us at 8192x8192 / 65536x1024 /
+ * 4096x32768 = 99.9 / 101.2 / 97.6% of copy; at 65536x1024 [124.35,
+ * 124.80] against max-autotune's 125.98 [125.92, 126.05], the tie of
+ * session 7 now a win. PASS on all 22 shapes of the op, misaligned calls
+ * included (call4-ec80372/correct, worst 0.068 of the tolerance).
  */
 #include <kproof/kernel.h>
 
