@@ -367,6 +367,17 @@ static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
+/* One call's device time between kproof's events, on the held stream
+ * (the worker's way) or an idle one. */
+template <class F> static double timed_call(bool hold, F launch) {
+    int held = hold && kp_dev_block_begin() == 0;
+    kp_dev_event_start();
+    launch();
+    kp_dev_event_stop();
+    if (held) kp_dev_block_end();
+    CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
+    return kp_dev_event_elapsed();
+}
 static void test_timing_ab(void) {
     size_t bytes = (size_t)128 << 20, n = bytes / 16, dn = ((size_t)128 << 20) / 16;
     float4 *src = (float4 *)kp_dev_alloc(bytes), *dst = (float4 *)kp_dev_alloc(bytes);
@@ -385,13 +396,7 @@ static void test_timing_ab(void) {
             } else {
                 CHECK(kp_dev_flush() == 0, "%s", kp_dev_error());
             }
-            int held = mode > 0 && kp_dev_block_begin() == 0;
-            kp_dev_event_start();
-            copy_kernel<<<1056, 256, 0, s>>>(src, dst, n);
-            kp_dev_event_stop();
-            if (held) kp_dev_block_end();
-            CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
-            t[i] = kp_dev_event_elapsed();
+            t[i] = timed_call(mode > 0, [&] { copy_kernel<<<1056, 256, 0, s>>>(src, dst, n); });
         }
         qsort(t, 21, sizeof t[0], cmp_d);
         med[mode] = t[10];
@@ -452,13 +457,7 @@ static void test_flush_evict_last(void) {
             else l2_read_kernel<false><<<1056, 256, 0, s>>>(a, n, sink);
             CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
             if (mode < 2) CHECK(kp_dev_flush() == 0, "%s", kp_dev_error());
-            int held = kp_dev_block_begin() == 0;
-            kp_dev_event_start();
-            l2_read_kernel<false><<<1056, 256, 0, s>>>(a, n, sink);
-            kp_dev_event_stop();
-            if (held) kp_dev_block_end();
-            CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
-            t[i] = kp_dev_event_elapsed();
+            t[i] = timed_call(true, [&] { l2_read_kernel<false><<<1056, 256, 0, s>>>(a, n, sink); });
         }
         qsort(t, 11, sizeof t[0], cmp_d);
         med[mode] = t[5];
