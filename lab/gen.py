@@ -480,7 +480,8 @@ variant(f"{L}/bf16-17-ring-rows.cu", f"{L}/bf16-70-lab-ring2.cu", "LAB 70-lab-ri
 # lost (81.5% and 67.4% of copy against 11's 90.4%). torch.compile's
 # layernorm kernels (lab/torch_kernels.py) load x with evict_last in their
 # first loop and w, b with evict_last; softmax f32 at 1024 runs 64-thread
-# blocks at 32 registers (32 blocks an SM where 07 has 24). Variants:
+# blocks at 32 registers (32 blocks an SM; 07 asks for 24 at least, and,
+# as read after the run, already compiles to 32 registers). Variants:
 #   pf:    w and b prefetched into L1 (prefetch.global.L1) right after the
 #          row's loads, so the output loop's w and b loads after the row
 #          reduction hit L1 instead of waiting on L2;
@@ -543,7 +544,8 @@ for dt, base, xload in (("bf16", "bf16-11-one-merge.cu", "            vec<VEC>::
                                   ("62-lab-wbl1", "x loaded without L1 allocation, w and b with L1::evict_last", 0, "na", 1),
                                   ("61-lab-pfna", "w and b prefetched into L1 and x loaded without L1 allocation", 1, "na", 0)):
         s8_layernorm(dt, base, xload, tag, what, pf, xk, wb)
-# softmax f32 07 at 1024 columns with 32 blocks an SM (32 registers), as
+# softmax f32 07 at 1024 columns with 32 blocks an SM asked for (32 registers;
+# 07 already had them, so 64 tested nothing new), as
 # max-autotune's kernel; and with x loaded under an L2 evict_last policy.
 SM1K = "    if (cols <= 1024) return launch_regs<VEC, 16, 64, 64>(x, y, rows, cols, stream); /* 07 */\n"
 s = open(f"{root}/{S}/f32-07-two-warps-1k.cu").read()
@@ -559,7 +561,7 @@ variant(f"{S}/f32-07-two-warps-1k.cu", f"{S}/f32-63-lab-xlast.cu", "LAB 63-lab-x
 variant(f"{L}/bf16-18-packed-rows.cu", f"{L}/bf16-60-lab-packed4.cu", "LAB 60-lab-packed4: 18 with four blocks an SM.",
         (("enum { PACKED_MIN_BLOCKS = 3 };", "enum { PACKED_MIN_BLOCKS = 4 };", 1),))
 # Call 3: the evict_last hint on x made f32 layernorm and softmax faster
-# than copy and layernorm bf16 11 at 4096x16384 35% slower (call 2). For
+# than copy and gave layernorm bf16 11 at 4096x16384 43% more time (call 2). For
 # bf16 there: x at evict_first, w and b at L2 evict_last, and both.
 for tag, what, xk, wb in (("59-lab-xfirst", "x loaded with an L2 evict_first policy", "first", 0),
                           ("58-lab-wblast", "w and b loaded with an L2 evict_last policy", None, 2),
@@ -568,7 +570,7 @@ for tag, what, xk, wb in (("59-lab-xfirst", "x loaded with an L2 evict_first pol
 # Call 5: is it the policy or the instruction? layernorm bf16 11 with x at
 # evict_last as in softmax f32 10 / layernorm f32 17 (one policy register
 # made once a kernel, ld.global.nc.L2::cache_hint), at 4096x16384, where
-# the per-load form (63) and evict_first (59) were 35% slower, and at
+# the per-load form (63) and evict_first (59) took 43% more time, and at
 # 16384x4096.
 KEEP_BF = ('''    static __device__ __forceinline__ void load_keep(const kp_bf16 *p, int64_t i, float *v, uint64_t pol) {
         uint4 t;

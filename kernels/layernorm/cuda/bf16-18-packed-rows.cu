@@ -21,9 +21,10 @@
  * of the same bytes; results/2026-12-01-h200-session8/call2-4e6eb62):
  * 85.86 us (74.3%) at 4096x16384 against 11's 70.34 (90.7%); with four
  * blocks an SM (32 registers, 96 bytes spilled) 122.18 (52.2%). The
- * prefetch alone on 11 (lab 64) ran 78.30 (81.5%): w and b loads held
- * back behind stores and prefetches cost more than the third row gains.
- * A dead end. PASS on every shape of the op (call2/correct).
+ * prefetch alone on 11 (lab 64) ran 78.30 (81.5%). A guess, not measured:
+ * the prefetches, and w and b loads held back behind each chunk's store,
+ * cost more than the third row gains. A dead end. PASS on every shape of
+ * the op (call2-4e6eb62/gc.run/correct).
  * kproof-best: no
  */
 #include <kproof/kernel.h>

@@ -1,28 +1,35 @@
 /* layernorm f32, variant 17: x read at L2's evict_last priority.
  *
- * Adds over 16: the register kernel (rows up to 32768 floats) loads x
- * under an L2 eviction policy of evict_last (createpolicy.fractional,
- * fraction 1.0, then ld.global.nc.L2::cache_hint), as torch.compile's
- * Triton layernorm does in its first pass over x. x is read once here; the
- * hint only changes which lines L2 evicts first. Why that is faster is not
- * measured. kproof's flush still leaves such lines cold (the device test
- * measures it: tests/gpu/dev_backend_test.cu). ptxas spills 4 bytes at
- * 512 and 2048 columns (the policy's two registers over a 40 cap).
+ * Adds over 16: on the 16-byte path the register kernel (rows up to 32768
+ * floats) loads x under an L2 eviction policy of evict_last, made once a
+ * kernel (createpolicy.fractional, fraction 1.0, then
+ * ld.global.nc.L2::cache_hint), as torch.compile's two-loop Triton
+ * layernorm does in its first loop at 4096 and 16384 columns (at 1024 it
+ * loads x with no policy: results/2026-12-01-h200-session8/call1-507f44d/tk/).
+ * x is read once here; the hint only changes which lines L2 evicts first.
+ * Why that is faster is not measured. Unhinted, as in 16: the 1-float path
+ * (misaligned or odd widths), rows over 32768 floats. kproof's flush still
+ * leaves such lines cold (the device test measures it:
+ * tests/gpu/dev_backend_test.cu). ptxas spills 4 bytes at 512 and at 2048
+ * columns (16 spills 4 and 8 there: a 40-register cap).
  * Screens (lab/screen.sh, 5 rounds of 30 cold calls, % of a cudaMemcpy of
  * the same bytes), results/2026-12-01-h200-session8/:
- *   16384x4096: 124.99 us (100.8%) against 16's 129.12 (97.6%) (call2-4e6eb62),
- *               125.18 (101.2%) against 129.79 (97.6%) (call3-51f4b03);
- *   65536x1024: 124.90 (100.9%) against 126.94 (99.3%) (call2),
- *               125.28 (101.0%) against 127.33 (99.4%) (call3);
+ *   16384x4096: 125.18 us (101.2%) against 16's 129.79 (97.6%) (call3-51f4b03);
+ *               lab 63 (the policy made at every load) 124.99 (100.8%)
+ *               against 129.12 (97.6%) (call2-4e6eb62);
+ *   65536x1024: 125.28 (101.0%) against 127.33 (99.4%) (call3);
+ *               lab 63 124.90 (100.9%) against 126.94 (99.3%) (call2);
  *   4096x16384: 127.42 (99.4%) against 131.01 (96.6%) (call3).
- * The same hint on layernorm bf16 11's loads at 4096x16384 made it 35%
- * slower (call 2; evict_first as well, call 3): it is not a free switch.
+ * Made at every load, the hint did not carry over to layernorm bf16 11:
+ * 43% more time at 4096x16384 (lab 63, call 2; evict_first made the same
+ * way as well, call 3); made once a kernel (layernorm bf16 19) it was
+ * neutral there.
  * Issue 5's table (results/2026-12-01-h200-session8/call4-ec80372, copy
  * 4261.3 GB/s): 126.35 / 125.20 / 127.92 us at 16384x4096 / 65536x1024 /
  * 4096x16384 = 99.7 / 100.6 / 98.5% of copy. Against torch.compile:
  * 65536x1024 127.20 (won), 16384x4096 126.43 (won by the medians only:
  * inside this kernel's interval [125.60, 126.72]).
- * PASS on all 30 shapes, misaligned calls included (call3-51f4b03/correct).
+ * PASS on all 30 shapes, misaligned calls included (call3-51f4b03/gc.run/correct).
  */
 #include <kproof/kernel.h>
 
