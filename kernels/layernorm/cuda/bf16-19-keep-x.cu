@@ -8,9 +8,13 @@
  * at 4096x16384 (results/2026-12-01-h200-session8/call2-4e6eb62, GPU-ef56bec2),
  * and so did evict_first made the same way (lab 59, call3-51f4b03); made
  * once (call5-437869d, GPU-a2a6d540) it is neither slower nor faster there.
- * Each was compared with 11 in its own call, on different GPUs. Why the
- * per-load form costs that much is not measured (its PTX makes four
- * policies a thread, this one one; the SASS was not read).
+ * Each was compared with 11 in its own call, on different GPUs. Why, from
+ * the SASS (cuobjdump of the sm_90a build, 16384 columns): in lab 63 each
+ * of a row's four 16-byte loads sits in its own branch (the asm with its
+ * own createpolicy kept the compiler from predicating the slot's
+ * load-or-fill) and is unpacked before the next load issues, so a row
+ * costs four memory round trips; here, as in 11, the four loads are
+ * predicated and issued back to back (0x0230-0x0290).
  * Screen (lab/screen.sh as lab 56, 4 rounds of 30 cold calls, % of a
  * cudaMemcpy of the same bytes; call5-437869d): 64.96 us (98.7%) against
  * 11's 66.66 (96.2%) at 16384x4096; 70.66 (90.9%) against 70.73 (90.8%)

@@ -22,8 +22,9 @@
  *   4096x16384: 127.42 (99.4%) against 131.01 (96.6%) (call3).
  * Made at every load, the hint did not carry over to layernorm bf16 11:
  * 43% more time at 4096x16384 (lab 63, call 2; evict_first made the same
- * way as well, call 3); made once a kernel (layernorm bf16 19) it was
- * neutral there.
+ * way as well, call 3), because there the row's four loads went one at a
+ * time (SASS, in layernorm bf16 19's header); made once a kernel (19) it
+ * was neutral there.
  * Issue 5's table (results/2026-12-01-h200-session8/call4-ec80372, copy
  * 4261.3 GB/s): 126.35 / 125.20 / 127.92 us at 16384x4096 / 65536x1024 /
  * 4096x16384 = 99.7 / 100.6 / 98.5% of copy. Against torch.compile:

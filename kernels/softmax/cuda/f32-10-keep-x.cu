@@ -26,8 +26,9 @@
  *               register half).
  * Made at every load, the hint did not carry over to layernorm bf16 11:
  * 43% more time at 4096x16384 (lab 63, call 2; evict_first made the same
- * way as well, call 3); made once a kernel (layernorm bf16 19) it was
- * neutral there.
+ * way as well, call 3), because there the row's four loads went one at a
+ * time (SASS, in layernorm bf16 19's header); made once a kernel (19) it
+ * was neutral there.
  * Issue 5's table (results/2026-12-01-h200-session8/call4-ec80372, copy
  * 4261.3 GB/s): 126.13 / 124.50 / 258.08 us at 8192x8192 / 65536x1024 /
  * 4096x32768 = 99.9 / 101.2 / 97.6% of copy; at 65536x1024 [124.35,
