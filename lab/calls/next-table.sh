@@ -8,7 +8,7 @@
 set -u
 OUT=${OUT:-$PWD/gpu-out}
 KP_COMMIT=${1:-unknown} \
-KP_KERNELS='softmax/cuda/(f32-10|bf16-12)|layernorm/cuda/(f32-17|bf16-19)|sum/cuda/f32-05' \
+KP_KERNELS='softmax/cuda/(f32-10|bf16-12)|layernorm/cuda/(f32-17|bf16-20)|sum/cuda/f32-05' \
 KP_BUDGET=1.5 KP_BUDGET_sum=10 KP_EVAL_ARGS=--shape-set,canonical,--no-baseline \
 KP_TORCH_OPS=softmax,layernorm,sum KP_TORCH_BUDGET=1 KP_JOBS=4 OUT=$OUT \
   timeout 500 bash scripts/gpu-check.sh build,calibrate,kernels,torch
