@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared in session 8, not yet run: layernorm bf16 20 (19 with w and b
+# Session 9 call 1 (prepared in session 8): layernorm bf16 20 (19 with w and b
 # loaded a chunk ahead, the first chunk's before the row reduction) on
 # every shape of the op under the rigorous correctness check, then a screen
 # against 19 and 11 at the three canonical shapes. If 20 wins at
