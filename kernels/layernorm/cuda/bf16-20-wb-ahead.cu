@@ -25,9 +25,12 @@
  * Measured (results/2026-12-01-h200-session9): PASS on all 30 shapes
  * (call 1). Screen (call 1, % of a same-bytes copy): 4096x16384 93.8%
  * against 19's 91.3% and 11's 90.9%; 16384x4096 100.0% against 98.1%;
- * 65536x1024 99.3% against 99.5% (that branch runs 19's loop). Under
- * kproof (call 2, issue 5's table): 68.21 / 63.54 / 63.70 us, 91.8 / 98.6
- * / 98.3% of copy at 4096x16384 / 16384x4096 / 65536x1024.
+ * 65536x1024 99.3% against 99.5% (0.25% more time; the rounds' spreads,
+ * 64.03-64.32 and 63.90-64.13 us, overlap). Under kproof (call 2, issue
+ * 5's table): 68.21 / 63.54 / 63.70 us, 91.8 / 98.6 / 98.3% of copy at
+ * 4096x16384 / 16384x4096 / 65536x1024; call 3 (the table again, same
+ * GPU): 68.34 / 63.86 / 64.02 us, 91.7 / 98.1 / 97.9%.
+ * Those two tables timed 20 alone, with no 19 or 11 beside it.
  */
 #include <kproof/kernel.h>
 

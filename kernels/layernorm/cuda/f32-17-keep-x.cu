@@ -30,7 +30,14 @@
  * 4096x16384 = 99.7 / 100.6 / 98.5% of copy. Against torch.compile:
  * 65536x1024 127.20 (won), 16384x4096 126.43 (won by the medians only:
  * inside this kernel's interval [125.60, 126.72]).
- * PASS on all 30 shapes, misaligned calls included (call3-51f4b03/gc.run/correct).
+ * Session 9 (results/2026-12-01-h200-session9, one GPU, same code):
+ * call 2 (copy 4286.3 GB/s) 125.28 [124.91, 125.47] / 125.06 / 127.36 us
+ * = 100.0 / 100.2 / 98.4%, 16384x4096 won against compile's 126.11
+ * [126.05, 126.21]; call 3 (4284.6) 125.79 [125.50, 126.18] / 124.62 /
+ * 127.12 = 99.6 / 100.5 / 98.6%, 16384x4096 by the medians only against
+ * compile's 126.02. At 16384x4096 both sit at the copy rate.
+ * PASS on all 30 shapes, misaligned calls included (call3-51f4b03/gc.run/correct;
+ * session 9 call3-fffcf91/correct).
  */
 #include <kproof/kernel.h>
 
