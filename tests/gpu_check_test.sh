@@ -95,6 +95,12 @@ assert demo["rows"][0]["cells"][-1]["verdict"] == "WRONG", demo["rows"][0]["cell
 assert "medians_us" in open(f"{d}/repro/summary.txt").read()
 PY
 grep -q 'torch: needs a GPU, skipped' "$T/out/log.txt" || fail "the torch stage did not say it was skipped"
+# The demo's progress into a file: one line per cell (7 modes of 1 row), no
+# carriage returns, then the closing line.
+[ "$(grep -cE '^\[demo\] +[1-7]/7  stale-output ' "$T/x/demo.err")" -eq 7 ] \
+  || fail "demo progress in a file is not one line per cell: $(head -c 400 "$T/x/demo.err" | od -c | head -5)"
+grep -q "$(printf '\r')" "$T/x/demo.err" && fail "demo progress in a file holds carriage returns"
+grep -q '^\[demo\] 7 evaluations in ' "$T/x/demo.err" || fail "the demo's closing line is missing from its log"
 [ -s "$T/out/summary.md" ] || fail "no summary.md"
 bash scripts/collect-results.sh "$T/out/results.tgz" "$T/collected" >/dev/null || fail "collect-results.sh failed"
 grep -q "Correctness of every project kernel" "$T/collected/summary.md" || fail "collected summary lacks the correctness table"

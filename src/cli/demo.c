@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,19 @@ static const char *mode_name(int m) {
     if (m == 0) return "naive";
     if (m == NMODES - 1) return "rigorous";
     return kp_flaw_name(1 << (m - 1));
+}
+
+/* One progress line on stderr: on a terminal it overwrites the last one;
+ * into a file or a pipe each is its own line, so a log stays readable. */
+static void progress(const char *fmt, ...) {
+    static int tty = -1;
+    if (tty < 0) tty = isatty(STDERR_FILENO);
+    va_list ap;
+    va_start(ap, fmt);
+    if (tty) fputc('\r', stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc(tty ? ' ' : '\n', stderr);
 }
 
 static int mode_flaws(int m) {
@@ -448,7 +462,7 @@ static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const c
             int r = take_rec(fds[0], rows, nr, pid, got);
             if (r >= 0) {
                 done++;
-                fprintf(stderr, "\r[demo] %3d/%d  %-28.28s %5.0f s ", done, total, rows[r].name, kp_wall_s() - t0);
+                progress("[demo] %3d/%d  %-28.28s %5.0f s", done, total, rows[r].name, kp_wall_s() - t0);
             }
         }
         /* Reap finished rows; a row whose process died keeps what it sent. */
@@ -564,8 +578,8 @@ int kp_cli_demo(int argc, char **argv) {
         int done = 0;
         for (int i = 0; i < nr; i++) {
             for (int m = 0; m < NMODES; m++) {
-                fprintf(stderr, "\r[demo] %3d/%d  %-28.28s %-10s %5.0f s ", ++done, total, rows[i].name,
-                        mode_name(m), kp_wall_s() - t0);
+                progress("[demo] %3d/%d  %-28.28s %-10s %5.0f s", ++done, total, rows[i].name, mode_name(m),
+                         kp_wall_s() - t0);
                 run_cell(&cfg, &rows[i], m);
             }
             write_files(mdfile, json, &env, be, rows, nr, 0);
@@ -578,7 +592,7 @@ int kp_cli_demo(int argc, char **argv) {
             lock_total[0] += rows[i].lock[m][0];
             lock_total[1] += rows[i].lock[m][1];
         }
-    fprintf(stderr, "\r[demo] %d evaluations in %.0f s:", total, kp_wall_s() - t0);
+    fprintf(stderr, "%s[demo] %d evaluations in %.0f s:", isatty(STDERR_FILENO) ? "\r" : "", total, kp_wall_s() - t0);
     for (int ph = 0; ph < KP_NPHASES; ph++) fprintf(stderr, " %s %.0f s", kp_phase_name(ph), phase_total[ph]);
     /* Held is the device's serial work: no number of rows in flight
      * finishes the matrix faster than that. */
