@@ -46,17 +46,21 @@ static const char *mode_name(int m) {
     return kp_flaw_name(1 << (m - 1));
 }
 
-/* One progress line on stderr: on a terminal it overwrites the last one;
- * into a file or a pipe each is its own line, so a log stays readable. */
-static void progress(const char *fmt, ...) {
+/* Progress lines on stderr: on a terminal each overwrites the last; into
+ * a file or a pipe each is its own line, so a log stays readable. */
+static int stderr_tty(void) {
     static int tty = -1;
     if (tty < 0) tty = isatty(STDERR_FILENO);
+    return tty;
+}
+
+static void progress(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    if (tty) fputc('\r', stderr);
+    if (stderr_tty()) fputc('\r', stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputc(tty ? ' ' : '\n', stderr);
+    fputc(stderr_tty() ? ' ' : '\n', stderr);
 }
 
 static int mode_flaws(int m) {
@@ -592,7 +596,7 @@ int kp_cli_demo(int argc, char **argv) {
             lock_total[0] += rows[i].lock[m][0];
             lock_total[1] += rows[i].lock[m][1];
         }
-    fprintf(stderr, "%s[demo] %d evaluations in %.0f s:", isatty(STDERR_FILENO) ? "\r" : "", total, kp_wall_s() - t0);
+    fprintf(stderr, "%s[demo] %d evaluations in %.0f s:", stderr_tty() ? "\r" : "", total, kp_wall_s() - t0);
     for (int ph = 0; ph < KP_NPHASES; ph++) fprintf(stderr, " %s %.0f s", kp_phase_name(ph), phase_total[ph]);
     /* Held is the device's serial work: no number of rows in flight
      * finishes the matrix faster than that. */
