@@ -117,12 +117,14 @@ def time_cold(fn, sets, flush, budget_s=4.0, min_samples=20, max_samples=400, ho
     blocker), the stream is held here by a ~1 ms device sleep queued before
     the start event: the events then time the device's work, not Python's
     dispatch and launch latency, and a sample is the larger of that and the
-    host's enqueue time (kproof takes the same maximum)."""
+    host's enqueue time (kproof takes the same maximum). Returns the
+    samples and, for the record, the device times and enqueue times apart:
+    for a small op Python's dispatch can take longer than the device."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for s in sets:  # warm-up: compile, autotune, allocate
         fn(*s)
     torch.cuda.synchronize()
-    samples, order, t0 = [], [], time.time()
+    samples, dev, host, order, t0 = [], [], [], [], time.time()
     while len(samples) < max_samples:
         if not order:
             order = list(range(len(sets)))
@@ -138,10 +140,12 @@ def time_cold(fn, sets, flush, budget_s=4.0, min_samples=20, max_samples=400, ho
         end.record()
         enq = time.perf_counter() - h0
         torch.cuda.synchronize()
-        samples.append(max(start.elapsed_time(end) * 1e-3, enq))
+        dev.append(start.elapsed_time(end) * 1e-3)
+        host.append(enq)
+        samples.append(max(dev[-1], enq))
         if len(samples) >= min_samples and time.time() - t0 > budget_s:
             break
-    return samples
+    return samples, dev, host
 
 
 def launches_from_trace(trace):
@@ -221,13 +225,18 @@ def main():
                             fn = torch.compile(make_fn(op, shape), dynamic=False, mode="max-autotune-no-cudagraphs")
                         got = fn(*sets[0]).float()
                         err = (got - ref).norm().item() / max(ref.norm().item(), 1e-30)
-                        ts = time_cold(fn, sets, flush, budget_s=args.budget)
+                        ts, dev, host = time_cold(fn, sets, flush, budget_s=args.budget)
                         med = median(ts)
                         lo, hi = boot_ci(ts)
                         row = {"op": op, "dtype": dt, "shape": list(shape), "mode": mode, "median_s": med,
                                "lo_s": lo, "hi_s": hi, "samples": len(ts), "sets": nsets,
                                "gbs": one / med * 1e-9, "tflops": flops(op, shape) / med * 1e-12,
-                               "rel_err_vs_eager": err}
+                               "rel_err_vs_eager": err,
+                               # apart, as kproof's JSON has them: the device's time
+                               # alone, Python's enqueue time, and how many samples
+                               # the enqueue decided
+                               "device_median_s": median(dev), "enqueue_median_s": median(host),
+                               "host_bound_samples": sum(h > d for d, h in zip(dev, host))}
                         if args.kernels:
                             row["kernels"] = kernel_launches(fn, sets[0])
                     except Exception as e:  # a mode that fails is reported, not fatal
