@@ -228,6 +228,7 @@ def main():
                         ts, dev, host = time_cold(fn, sets, flush, budget_s=args.budget)
                         med = median(ts)
                         lo, hi = boot_ci(ts)
+                        dlo, dhi = boot_ci(dev)
                         row = {"op": op, "dtype": dt, "shape": list(shape), "mode": mode, "median_s": med,
                                "lo_s": lo, "hi_s": hi, "samples": len(ts), "sets": nsets,
                                "gbs": one / med * 1e-9, "tflops": flops(op, shape) / med * 1e-12,
@@ -235,7 +236,8 @@ def main():
                                # apart, as kproof's JSON has them: the device's time
                                # alone, Python's enqueue time, and how many samples
                                # the enqueue decided
-                               "device_median_s": median(dev), "enqueue_median_s": median(host),
+                               "device_median_s": median(dev), "device_lo_s": dlo, "device_hi_s": dhi,
+                               "enqueue_median_s": median(host),
                                "host_bound_samples": sum(h > d for d, h in zip(dev, host))}
                         if args.kernels:
                             row["kernels"] = kernel_launches(fn, sets[0])
