@@ -24,7 +24,12 @@ Differences from kproof, stated: torch allocates its own outputs (kproof
 poisons a preallocated one), outputs are not checked here beyond a
 one-time comparison with eager, and the stream is held by a fixed ~1 ms
 device sleep instead of kproof's blocker that waits for the host to finish
-enqueuing (1 ms is far more than a call's Python dispatch).
+enqueuing (1 ms is far more than a call's Python dispatch). Each row also
+keeps the device time and the enqueue time apart (device_median_s with
+its interval, enqueue_median_s, host_bound_samples): torch.compile's
+guards and dispatch took 70-220 us on the H200's host, longer than its
+kernels at 64-130 us, so the samples would judge Python, not the kernel.
+scripts/summarize.py judges torch on the device time.
 
     python3 bench/torch_baselines.py --out results.json [--ops softmax,layernorm,sum,matmul] [--kernels]
 """

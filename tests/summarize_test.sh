@@ -110,4 +110,22 @@ echo "$out" | grep -qE '^\| sum \| f32 \| 1048576 \| eager \| profiler unavailab
 out=$(python3 scripts/summarize.py "$run") || fail "summarize.py on session 5"
 echo "$out" | grep -q '^## Kernels torch ran' && fail "a run without kernels should have no kernels section"
 echo "$out" | grep -q "taken with --kernels" && fail "a run without --kernels should not be called one"
-echo "summarize.py: issue-5 targets read right from session 5's and session 6's H200 runs; torch's kernels listed"
+echo "$out" | grep -q "predates device times" || fail "a torch.json without device times should be said to predate them"
+
+# Session 9, call 7: torch.json with device times. Torch is judged on its
+# device time, not on the larger of that and Python's enqueue.
+out=$(python3 scripts/summarize.py results/2026-12-01-h200-session9/call7-0abfcfa) || fail "summarize.py on session 9 call 7"
+echo "$out" | grep -q "predates device times" && fail "a torch.json with device times said to predate them"
+# layernorm bf16 4096x16384: 68.56 us [67.84, 68.88] against max-autotune's
+# device 67.01 [66.91, 67.14] (its samples, with Python's enqueue: 76.66).
+row layernorm bf16 4096x16384 | grep -qE '\| 67\.01 us \[66\.91 us, 67\.14 us\] \(call 76\.66 us\) \| 0\.98x \| not met \|$' \
+  || fail "layernorm bf16 4096x16384 should be not met against max-autotune's device time"
+# eager's samples were device-bound: no "(call ...)"
+row layernorm bf16 4096x16384 | grep -qE '\| 122\.21 us \[122\.14 us, 122\.30 us\] \| 68\.51' \
+  || fail "a device-bound torch mode should show no call time"
+# 63.73 [63.46, 64.03] against 65.79: met on device time too
+row layernorm bf16 16384x4096 | grep -qE '\| 1\.03x \| met \|$' || fail "layernorm bf16 16384x4096 should be met"
+# 63.52 [63.33, 64.45] against compile's device 64.13: inside the interval
+row softmax bf16 65536x1024 | grep -qE '\| met by the medians only \([^|]*\) \|$' \
+  || fail "softmax bf16 65536x1024 should be met by the medians only"
+echo "summarize.py: issue-5 targets read right from session 5's, 6's and 9's H200 runs; torch judged on device time; torch's kernels listed"

@@ -36,6 +36,10 @@
  * [126.05, 126.21]; call 3 (4284.6) 125.79 [125.50, 126.18] / 124.62 /
  * 127.12 = 99.6 / 100.5 / 98.6%, 16384x4096 by the medians only against
  * compile's 126.02. At 16384x4096 both sit at the copy rate.
+ * Those torch times were the larger of its device time and Python's
+ * enqueue time. On torch's device time (call7-0abfcfa, one run): 125.42
+ * [125.06, 125.87] / 124.75 / 126.82 us against the best torch's 125.95 /
+ * 126.62 / 129.74 (max-autotune, compile, max-autotune): all met.
  * PASS on all 30 shapes, misaligned calls included (call3-51f4b03/gc.run/correct;
  * session 9 call3-fffcf91/correct).
  */
