@@ -593,3 +593,17 @@ s = s.replace(old, "            vec<VEC>::load_keep(xr, i, &v[k * VEC], pol);\n"
 s = s.replace(" */\n", " * LAB 56-lab-keep: 11 with x at L2 evict_last, the policy made once (as f32 17).\n * kproof-best: no\n */\n", 1)
 open(f"{root}/{L}/bf16-56-lab-keep.cu", "w").write(s)
 print(f"{L}/bf16-56-lab-keep.cu")
+# ---- session 9: where torch.compile's device time leads ---------------------
+# Judged on device time (results/2026-12-01-h200-session9/call7-0abfcfa),
+# max-autotune led layernorm bf16 at 65536x1024 (63.25 us against 20's
+# 64.19) and 4096x16384 (67.01 against 68.56). For 16384 columns bf16 21
+# (a numbered candidate, not a lab file) takes torch's two-read structure.
+# For 1024 columns, fewer values a thread and more warps an SM, as
+# torch's f32 kernel there (128 threads a row, 8 values, 32 registers;
+# session 8 call 1's tk/); session 7 found fewer values a thread slower
+# for bf16, before x's evict_last load and 20's w and b ahead.
+C1K = "    if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, w, b, y, rows, cols, stream);\n"
+for tag, per, tpr in (("53-lab-c1k8", 8, 128), ("52-lab-c1k16", 16, 64)):
+    variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-{tag}.cu",
+            f"LAB {tag}: 21 with a 1024-column row on {tpr} threads of {per} values ({tpr}-thread blocks).",
+            ((C1K, f"    if (cols <= 1024) return launch_regs<VEC, {per}, {tpr}, {tpr}>(x, w, b, y, rows, cols, stream);\n", 1),))

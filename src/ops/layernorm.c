@@ -30,7 +30,8 @@ static const kp_shape ln_canonical[] = {
  * thread's registers, at exactly those widths. The widths between (96,
  * 200, 384, 1536, 3072, 6144, 12288, 24576, and 1000 above: multiples of
  * 8, so the vector path runs) leave threads short in every branch. Rows
- * not a multiple of 8 where 8 rows share a block. */
+ * not a multiple of 8 where 8 rows share a block. 12288-32768 in steps
+ * of 4096: bf16 21's two-read kernel, one instance per width. */
 static const kp_shape ln_edge[] = {
     {2, {1, 1}},      {2, {3, 5}},        {2, {127, 129}},     {2, {4099, 1000}},
     {2, {65537, 17}}, {2, {37, 262144}},  {2, {3, 1048583}},   {2, {2, 4194319}},
@@ -38,7 +39,7 @@ static const kp_shape ln_edge[] = {
     {2, {7, 2048}},   {2, {5, 4096}},     {2, {5, 8192}},      {2, {3, 16384}},
     {2, {2, 32768}},  {2, {13, 96}},      {2, {13, 200}},      {2, {11, 384}},
     {2, {7, 1536}},   {2, {5, 3072}},     {2, {5, 6144}},      {2, {3, 12288}},
-    {2, {2, 24576}},
+    {2, {2, 24576}},  {2, {2, 20480}},    {2, {2, 28672}},
 };
 
 static const kp_shape ln_quick[] = {

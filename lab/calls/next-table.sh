@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Prepared in session 9, not yet run: issue 5's table with torch judged on
+# its device time (bench/torch_baselines.py records it since session 9;
+# scripts/summarize.py uses it): calibrate, the best kernel of each op and
+# dtype at the canonical shapes, torch eager / compile /
+# max-autotune-no-cudagraphs, in one run (about 350 s cold).
+# $1: the commit, for env.txt; $2: the bf16 layernorm (default bf16-20;
+# bf16-21 if next-two-pass.sh found it faster and it PASSes every shape).
+set -u
+OUT=${OUT:-$PWD/gpu-out}
+KP_COMMIT=${1:-unknown} \
+KP_KERNELS="softmax/cuda/(f32-10|bf16-12)|layernorm/cuda/(f32-17|${2:-bf16-20})|sum/cuda/f32-05" \
+KP_BUDGET=1.5 KP_BUDGET_sum=10 KP_EVAL_ARGS=--shape-set,canonical,--no-baseline \
+KP_TORCH_OPS=softmax,layernorm,sum KP_TORCH_BUDGET=1 KP_JOBS=4 OUT=$OUT \
+  timeout 560 bash scripts/gpu-check.sh build,calibrate,kernels,torch
+echo "gpu-check exit $?"
