@@ -109,4 +109,61 @@ check "late-wrong candidate: sampled chunks" has "sampled 64 x 2048" "$T/late"
     --time-budget 1 --target 20 --quiet --json >"$T/lazy.json" 2>"$T/err"
 check "honest kernel at a lazily checked size: correct" grep -qE '"verdict": "(PASS|NOISY)"' "$T/lazy.json"
 
+# What a careless user or agent types (session 9's audit): each a clear
+# line and the right exit status, never a silent different run.
+q="--correctness --shape 3x5 --quiet --no-baseline"
+usage() { # usage NAME MESSAGE-PART ARGS...: exit 64 and the message
+    local name=$1 msg=$2; shift 2
+    "$K" "$@" >"$T/u.out" 2>"$T/u.err"
+    local rc=$?
+    check "$name: exit 64" [ $rc -eq 64 ]
+    check "$name: says '$msg'" has "$msg" "$T/u.err"
+}
+usage "a directory as the candidate" "not a regular file" eval "$T" --op softmax $q
+usage "--seed 0" "--seed expects 1" eval "$T/s.c" --op softmax $q --seed 0
+usage "--seed with a space and a sign" "decimal integer" eval "$T/s.c" --op softmax $q --seed " -1"
+usage "--seed in octal" "decimal integer" eval "$T/s.c" --op softmax $q --seed 0x10
+usage "--sets 1.5" "decimal integer" eval "$T/s.c" --op softmax $q --sets 1.5
+usage "--op twice" "--op given twice" eval "$T/s.c" --op softmax --op sum $q
+usage "--json and --md" "not both" eval "$T/s.c" --op softmax $q --json --md
+usage "--flaw with --protocol" "--protocol or --flaw" eval "$T/s.c" --op softmax $q --flaw warm --protocol rigorous
+usage "--shape with --shape-set" "--shape or --shape-set" eval "$T/s.c" --op softmax $q --shape-set edge
+usage "a .c file on the cuda backend" "is a host candidate" eval "$T/s.c" --op softmax $q --backend cuda
+usage "demo --only matching nothing" "no row matches --only" demo --backend host --only no-such-row
+usage "demo --json without a value" "--json needs a value" demo --backend host --json
+usage "demo --json into a missing folder" "cannot write --json" demo --backend host --only stale --json "$T/no/dir/x.json"
+check "demo --json into a missing folder: said before any row ran" sh -c "! grep -q '\[demo\]' '$T/u.err'"
+"$K" eval "$T/s.c" --op softmax $q --seed 12345 --json >"$T/seed.json" 2>/dev/null
+check "--seed N is the run's seed" grep -q '"seed": "12345"' "$T/seed.json"
+# The cache is the harness's, not the candidate's: a cache path that is a
+# file is a harness failure (70), not a candidate that "does not compile".
+: >"$T/cache-file"
+KPROOF_CACHE="$T/cache-file" "$K" eval "$T/s.c" --op softmax $q --json >"$T/cf.json" 2>"$T/cf.err"
+rc=$?
+check "cache path is a file: exit 70" [ $rc -eq 70 ]
+check "cache path is a file: check harness, says why" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"] == "ERROR" and d["check"] == "harness", (d["verdict"], d["check"])
+assert "cache directory" in d["detail"] and "Not a directory" in d["detail"], d["detail"]' "$T/cf.json"
+# init with the cpu alias finds the host starting point.
+"$K" init softmax --backend cpu >"$T/cpu.c" 2>"$T/u.err"
+rc=$?
+check "init --backend cpu: exit 0 and a candidate" sh -c "[ $rc -eq 0 ] && grep -q kp_softmax_f32 '$T/cpu.c'"
+# Standard streams closed: the worker's pipes must not land on fds 0-2.
+"$K" eval "$T/s.c" --op softmax $q --json <&- >"$T/closed.json" 2>&-
+rc=$?
+check "stdin and stderr closed: still PASS (exit 0)" [ $rc -eq 0 ]
+check "stdin and stderr closed: the JSON says PASS" grep -q '"verdict": "PASS"' "$T/closed.json"
+# A result that cannot be written is not a success.
+if [ -w /dev/full ]; then
+    "$K" eval "$T/s.c" --op softmax $q --json >/dev/full 2>"$T/u.err"
+    rc=$?
+    check "stdout full: exit 70" [ $rc -eq 70 ]
+    check "stdout full: says so" has "cannot write the result" "$T/u.err"
+    "$K" list >/dev/full 2>/dev/null
+    rc=$?
+    check "list into a full stdout: exit 70" [ $rc -eq 70 ]
+fi
+
 exit $fail

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -170,6 +171,29 @@ static int wanted(const char *filter, const char *a, const char *b) {
 
 static int believed(kp_verdict v) { return v == KP_PASS || v == KP_NOISY; }
 
+/* Set when a --json or --md file could not be written: the run then ends
+ * with 70, whatever its verdicts. */
+static int write_failed;
+
+/* Can path be written? Checked before a run of minutes, not after it; a
+ * file this creates is removed again (the run writes it later). */
+static int writable(const char *flag, const char *path) {
+    struct stat st;
+    const int existed = stat(path, &st) == 0;
+    if (existed && !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "kproof demo: %s %s is not a regular file\n", flag, path);
+        return 0;
+    }
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        fprintf(stderr, "kproof demo: cannot write %s %s: %s\n", flag, path, strerror(errno));
+        return 0;
+    }
+    fclose(f);
+    if (!existed) unlink(path);
+    return 1;
+}
+
 static void print_matrix(FILE *f, row *rows, int nr, int md) {
     if (md) {
         fprintf(f, "| candidate | op |");
@@ -273,7 +297,8 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
             reading(f, rows, nr, "");
             fclose(f);
         } else {
-            fprintf(stderr, "kproof demo: cannot write %s\n", mdfile);
+            fprintf(stderr, "kproof demo: cannot write %s: %s\n", mdfile, strerror(errno));
+            write_failed = 1;
         }
     }
     if (json) {
@@ -305,7 +330,8 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
             fprintf(f, "\n], \"complete\": %s, \"problems\": %d}\n", complete ? "true" : "false", problems);
             fclose(f);
         } else {
-            fprintf(stderr, "kproof demo: cannot write %s\n", json);
+            fprintf(stderr, "kproof demo: cannot write %s: %s\n", json, strerror(errno));
+            write_failed = 1;
         }
     }
 }
@@ -512,11 +538,17 @@ int kp_cli_demo(int argc, char **argv) {
             jobs = (int)j;
         } else if (!strcmp(argv[i], "--time-budget") && v) {
             if (kp_cli_parse_double("--time-budget", argv[++i], 0.01, 600, &budget)) return KP_EXIT_USAGE;
+        } else if (!v && (!strcmp(argv[i], "--backend") || !strcmp(argv[i], "--json") || !strcmp(argv[i], "--md") ||
+                          !strcmp(argv[i], "--only") || !strcmp(argv[i], "--jobs") ||
+                          !strcmp(argv[i], "--time-budget"))) {
+            fprintf(stderr, "kproof demo: %s needs a value (kproof help demo)\n", argv[i]);
+            return KP_EXIT_USAGE;
         } else {
             fprintf(stderr, "kproof demo: unexpected argument '%s' (kproof help demo)\n", argv[i]);
             return KP_EXIT_USAGE;
         }
     }
+    if ((json && !writable("--json", json)) || (mdfile && !writable("--md", mdfile))) return KP_EXIT_USAGE;
     const char *root = kp_default_root(), *cache = kp_default_cache();
     kp_backend be;
     if (backend) {
@@ -573,6 +605,15 @@ int kp_cli_demo(int argc, char **argv) {
             nr++;
         }
     }
+    if (nr == 0 && filter) {
+        fprintf(stderr, "kproof demo: no row matches --only '%s' (a comma list of parts of row or file names)\n",
+                filter);
+        return KP_EXIT_USAGE;
+    }
+    if (nr == 0) {
+        fprintf(stderr, "kproof demo: no kernels or exploits under %s (set KPROOF_ROOT to the kproof tree)\n", root);
+        return KP_EXIT_INTERNAL;
+    }
     int total = nr * NMODES;
     double t0 = kp_wall_s(), phase_total[KP_NPHASES] = {0};
     demo_cfg cfg = {be, root, cache, &env, budget};
@@ -609,5 +650,6 @@ int kp_cli_demo(int argc, char **argv) {
     printf("\n");
     int problems = reading(stdout, rows, nr, "");
     write_files(mdfile, json, &env, be, rows, nr, 1);
+    if (write_failed) return KP_EXIT_INTERNAL;
     return problems ? 1 : 0;
 }

@@ -1,10 +1,12 @@
 /* main.c: the kproof command. Only this file exits; everything it calls
  * returns a status. Context and progress go to stderr, results to stdout. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -110,12 +112,13 @@ int kp_cli_parse_double(const char *flag, const char *s, double lo, double hi, d
     return 0;
 }
 
+/* Decimal digits only: no sign, no spaces, no 0x or leading-0 octal. */
 int kp_cli_parse_u64(const char *flag, const char *s, uint64_t *out) {
     char *end = NULL;
     errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno || !end || *end || s[0] == '-') {
-        fprintf(stderr, "kproof: %s expects a non-negative integer, got '%s'\n", flag, s);
+    unsigned long long v = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
+    if (errno || !end || end == s || *end) {
+        fprintf(stderr, "kproof: %s expects a non-negative decimal integer, got '%s'\n", flag, s);
         return -1;
     }
     *out = v;
@@ -232,7 +235,7 @@ static int cmd_init(int argc, char **argv) {
         return KP_EXIT_USAGE;
     }
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/kernels/%s/%s/%s-01-naive.%s", kp_default_root(), op->family, backend,
+    snprintf(path, sizeof path, "%s/kernels/%s/%s/%s-01-naive.%s", kp_default_root(), op->family, kp_backend_name(be),
              kp_dtype_name(op->dtype), be == KP_BACKEND_HOST ? "c" : "cu");
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -344,16 +347,28 @@ static int cmd_eval(int argc, char **argv) {
     o.cache_dir = kp_default_cache();
     const char *file = NULL, *opname = NULL, *dtype = NULL, *backend = NULL, *dist = NULL;
     const char *shape_text[16];
-    int json = 0, md = 0, budget_set = 0, target_set = 0;
+    int json = 0, md = 0, budget_set = 0, target_set = 0, protocol_set = 0, flaw_set = 0, sets_set = 0;
+    const char *seen[16];
+    int nseen = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+/* A value follows; an option that takes one value may come once (a second
+ * one silently winning would be a different run than the one asked for). */
 #define NEEDV()                                                            \
     if (!v) {                                                              \
         fprintf(stderr, "kproof eval: %s needs a value\n", a);             \
         return KP_EXIT_USAGE;                                              \
     }                                                                      \
-    i++;
+    i++;                                                                   \
+    if (strcmp(a, "--shape") && strcmp(a, "--flaw")) {                     \
+        for (int k_ = 0; k_ < nseen; k_++)                                 \
+            if (!strcmp(seen[k_], a)) {                                    \
+                fprintf(stderr, "kproof eval: %s given twice\n", a);       \
+                return KP_EXIT_USAGE;                                      \
+            }                                                              \
+        if (nseen < 16) seen[nseen++] = a;                                 \
+    }
         if (!strcmp(a, "--op")) { NEEDV() opname = v; }
         else if (!strcmp(a, "--dtype")) { NEEDV() dtype = v; }
         else if (!strcmp(a, "--backend")) { NEEDV() backend = v; }
@@ -368,8 +383,10 @@ static int cmd_eval(int argc, char **argv) {
         } else if (!strcmp(a, "--shape-set")) {
             NEEDV()
             if (parse_shape_sets(v, &o.shape_sets)) return KP_EXIT_USAGE;
+            sets_set = 1;
         } else if (!strcmp(a, "--protocol")) {
             NEEDV()
+            protocol_set = 1;
             if (!strcmp(v, "naive")) o.flaws = KP_FLAW_ALL;
             else if (!strcmp(v, "rigorous")) o.flaws = 0;
             else {
@@ -384,6 +401,7 @@ static int cmd_eval(int argc, char **argv) {
                 return KP_EXIT_USAGE;
             }
             o.flaws |= bits;
+            flaw_set = 1;
         } else if (!strcmp(a, "--time-budget")) {
             NEEDV()
             if (kp_cli_parse_double(a, v, 0.01, 3600, &o.stop.budget_s)) return KP_EXIT_USAGE;
@@ -396,8 +414,12 @@ static int cmd_eval(int argc, char **argv) {
             target_set = 1;
         } else if (!strcmp(a, "--sets")) {
             NEEDV()
-            double s;
-            if (kp_cli_parse_double(a, v, 1, KP_MAX_SETS, &s)) return KP_EXIT_USAGE;
+            uint64_t s;
+            if (kp_cli_parse_u64(a, v, &s)) return KP_EXIT_USAGE;
+            if (s < 1 || s > KP_MAX_SETS) {
+                fprintf(stderr, "kproof eval: --sets expects 1 to %d, got %s\n", KP_MAX_SETS, v);
+                return KP_EXIT_USAGE;
+            }
             o.nsets = (int)s;
         } else if (!strcmp(a, "--timeout")) {
             NEEDV()
@@ -405,6 +427,10 @@ static int cmd_eval(int argc, char **argv) {
         } else if (!strcmp(a, "--seed")) {
             NEEDV()
             if (kp_cli_parse_u64(a, v, &o.seed)) return KP_EXIT_USAGE;
+            if (!o.seed) { /* 0 is how the options say "none given" */
+                fprintf(stderr, "kproof eval: --seed expects 1 to 18446744073709551615, got 0\n");
+                return KP_EXIT_USAGE;
+            }
         } else if (!strcmp(a, "--correctness")) o.correctness_only = 1;
         else if (!strcmp(a, "--no-baseline")) o.no_baseline = 1;
         else if (!strcmp(a, "--allow-library")) o.allow_library = 1;
@@ -421,6 +447,18 @@ static int cmd_eval(int argc, char **argv) {
         }
 #undef NEEDV
     }
+    if (json && md) {
+        fprintf(stderr, "kproof eval: --json or --md, not both (one result on stdout)\n");
+        return KP_EXIT_USAGE;
+    }
+    if (protocol_set && flaw_set) {
+        fprintf(stderr, "kproof eval: --protocol or --flaw, not both (naive is every flaw on; rigorous, none)\n");
+        return KP_EXIT_USAGE;
+    }
+    if (sets_set && o.nshapes) {
+        fprintf(stderr, "kproof eval: --shape or --shape-set, not both (--shape runs exactly the shapes given)\n");
+        return KP_EXIT_USAGE;
+    }
     if (!file) {
         fprintf(stderr, "kproof eval: which candidate file? (kproof help eval)\n");
         return KP_EXIT_USAGE;
@@ -429,8 +467,13 @@ static int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "kproof eval: which op does %s implement? pass --op (kproof list)\n", file);
         return KP_EXIT_USAGE;
     }
-    if (access(file, R_OK) != 0) {
+    struct stat st;
+    if (access(file, R_OK) != 0 || stat(file, &st) != 0) {
         fprintf(stderr, "kproof eval: cannot read %s: %s\n", file, strerror(errno));
+        return KP_EXIT_USAGE;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "kproof eval: %s is not a regular file (a candidate is one .c or .cu source file)\n", file);
         return KP_EXIT_USAGE;
     }
     o.op = kp_cli_op(opname, dtype);
@@ -453,14 +496,23 @@ static int cmd_eval(int argc, char **argv) {
             return KP_EXIT_USAGE;
         }
     }
+    const char *ext = strrchr(file, '.');
+    const int is_cu = ext && !strcmp(ext, ".cu");
     if (backend) {
         if (kp_backend_parse(backend, &o.backend)) {
             fprintf(stderr, "kproof eval: unknown backend '%s' (host or cuda)\n", backend);
             return KP_EXIT_USAGE;
         }
+        /* nvcc would build a .c file as C++ and the host compiler cannot
+         * build CUDA: say which backend the file is for instead. */
+        if (is_cu != (o.backend == KP_BACKEND_CUDA)) {
+            fprintf(stderr, "kproof eval: %s is a %s candidate (%s); the %s backend takes %s files\n", file,
+                    is_cu ? "CUDA" : "host", is_cu ? ".cu" : "not .cu", kp_backend_name(o.backend),
+                    o.backend == KP_BACKEND_CUDA ? ".cu" : ".c");
+            return KP_EXIT_USAGE;
+        }
     } else {
-        const char *ext = strrchr(file, '.');
-        o.backend = (ext && !strcmp(ext, ".cu")) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
+        o.backend = is_cu ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
     }
     /* A CPU's cold samples scatter more than a GPU's (a memory bus shared
      * with other tenants, the scheduler): the host default asks for +-3%
@@ -470,6 +522,7 @@ static int cmd_eval(int argc, char **argv) {
     o.candidate = file;
     kp_result r;
     char err[1024] = "";
+    kp_devlock_announce(o.progress);
     if (kp_eval(&o, &r, err, sizeof err)) {
         fprintf(stderr, "kproof eval: %s\n", err);
         kp_result_free(&r);
@@ -479,13 +532,42 @@ static int cmd_eval(int argc, char **argv) {
     else if (md) kp_print_md(stdout, &r);
     else kp_print_table(stdout, &r);
     int code = kp_cli_exit_code(r.verdict);
+    /* ERROR from the harness itself (no memory for inputs, no cache
+     * directory, no compiler) says nothing about the candidate: 70, as
+     * for any harness failure, with the result still printed. */
+    if (r.verdict == KP_ERROR && !strcmp(r.check_name, "harness")) code = KP_EXIT_INTERNAL;
     kp_result_free(&r);
     return code;
 }
 
 /* ---- main ------------------------------------------------------------------------- */
 
+/* A closed 0, 1 or 2 would be handed out again by the first pipe or open,
+ * and the worker's dup2 onto its standard streams would then clobber it:
+ * /dev/null takes any closed one first. */
+static void standard_fds(void) {
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+            int nf = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+            if (nf >= 0 && nf != fd) close(nf); /* lower fds were open: nothing to fill */
+        }
+}
+
+static int run(int argc, char **argv);
+
 int main(int argc, char **argv) {
+    standard_fds();
+    int code = run(argc, argv);
+    /* A result that never reached stdout (a full disk, a closed pipe) is
+     * not a success. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "kproof: cannot write the result to standard output: %s\n", strerror(errno));
+        if (code == 0 || code == 1 || code == 2 || code == 3 || code == 4) code = KP_EXIT_INTERNAL;
+    }
+    return code;
+}
+
+static int run(int argc, char **argv) {
     setvbuf(stderr, NULL, _IONBF, 0);
     if (argc < 2) {
         usage_all(stderr);

@@ -1406,7 +1406,9 @@ static int build_part(ctx *c, part *p, kp_result *r, int is_candidate) {
         return -1;
     }
     r->verdict = KP_ERROR;
-    snprintf(r->check_name, sizeof r->check_name, "build");
+    /* -1: the compiler refused the candidate; otherwise the harness could
+     * not build anything (no compiler, no cache directory). */
+    snprintf(r->check_name, sizeof r->check_name, "%s", rc == -1 ? "build" : "harness");
     if (rc == -1) snprintf(r->detail, sizeof r->detail, "the candidate does not compile:\n%s", log);
     else snprintf(r->detail, sizeof r->detail, "%s", log);
     return -1;

@@ -57,6 +57,9 @@ double kp_wall_s(void); /* monotonic seconds */
  * it, re-entrant. kp_wk_call, kp_wk_start and kp_wk_stop hold it. */
 int kp_devlock_open_backend(kp_backend be);
 void kp_devlock_hold(int on);
+/* on: say once on stderr when this process first waits for the lock
+ * (kproof eval; the demo's rows wait for each other by design). */
+void kp_devlock_announce(int on);
 /* Seconds this process has waited for the lock and held it, in total. */
 void kp_devlock_times(double *wait_s, double *held_s);
 /* Runs fn(ctx, i) for i in [0, n) on up to the machine's cores; returns

@@ -75,6 +75,11 @@ static int mkdir_p(const char *dir) {
         }
     }
     if (mkdir(tmp, 0755) && errno != EEXIST) return -1;
+    struct stat st; /* EEXIST: a file of that name is no directory */
+    if (stat(tmp, &st) || !S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
     return 0;
 }
 

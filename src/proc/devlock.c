@@ -20,7 +20,10 @@
 
 #include "core/host_api.h"
 
-static int lock_fd = -1, depth = 0;
+static int lock_fd = -1, depth = 0, announce = 0;
+static char lock_path[512];
+
+void kp_devlock_announce(int on) { announce = on; }
 static double wait_total, held_total, held_since;
 
 static int kp_devlock_open(const char *key);
@@ -54,6 +57,7 @@ static int kp_devlock_open(const char *key) {
     /* Shared by every user of the machine: the device is. */
     snprintf(path, sizeof path, "%s/kproof-device-%s.lock", (tmp && *tmp) ? tmp : "/tmp", safe);
     mode_t old = umask(0);
+    snprintf(lock_path, sizeof lock_path, "%s", path);
     lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     umask(old);
     if (lock_fd < 0) {
@@ -72,6 +76,10 @@ void kp_devlock_hold(int on) {
         if (depth++ == 0) {
             int rc = flock(lock_fd, LOCK_EX | LOCK_NB);
             if (rc != 0 && errno == EWOULDBLOCK) { /* someone else has it: wait, and count the wait */
+                static int said;
+                if (announce && !said++)
+                    fprintf(stderr, "kproof: waiting for the device: another kproof process holds it (%s)\n",
+                            lock_path);
                 double t0 = kp_wall_s();
                 while ((rc = flock(lock_fd, LOCK_EX)) != 0 && errno == EINTR) {
                 }
