@@ -217,5 +217,21 @@ check "build: no compiler survives" gone "$d/slowcc"
 check "build: nor the compiler's child" died "$(cat "$d/sleep.pid" 2>/dev/null)"
 check "build: its output is removed" [ -z "$(ls "$d"/cache/*.tmp 2>/dev/null)" ]
 rm -rf "$d"
+# A demo's rows run in processes of their own (--jobs 2): SIGTERM to the
+# demo alone ends them too, and each takes its workers and folders along.
+d=$(mktemp -d /tmp/kpi.XXXXXX)
+TMPDIR=$d "$K" demo --backend host --only hang --jobs 2 >"$T/demo.out" 2>&1 &
+pid=$!
+check "demo: the hang row's worker was running" wait_worker "$d"
+rows=$(pgrep -P "$pid")
+check "demo: a row process was running" [ -n "$rows" ]
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+check "demo: exits 143" [ $rc -eq 143 ]
+for r in $rows; do check "demo: row process $r ends with it" died "$r"; done
+check "demo: no worker survives" gone "$d/kproof-w-"
+check "demo: no kproof-w-* folder is left" no_folders "$d"
+rm -rf "$d"
 
 exit $fail
