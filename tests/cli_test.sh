@@ -166,4 +166,129 @@ if [ -w /dev/full ]; then
     check "list into a full stdout: exit 70" [ $rc -eq 70 ]
 fi
 
+# An interrupted eval leaves nothing behind: not its workers (each runs in
+# a process group of its own, which a terminal's Ctrl-C never reaches), not
+# their kproof-w-* folders, not a compiler or its half-made output; and it
+# ends as the signal says (128 + its number). Each run gets a private
+# TMPDIR (short: kproof uses TMPDIR only under 40 characters), so the
+# processes and folders looked for are this run's alone.
+alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null) && [ -n "$s" ] && [ "${s#Z}" = "$s" ]; }
+gone() { # gone PATTERN: no process's command line matches it within 5 s (SIGKILL is asynchronous)
+    local i p
+    for i in $(seq 50); do
+        p=$(pgrep -f "$1")
+        [ -z "$p" ] && return 0
+        sleep 0.1
+    done
+    echo "     still running: $(ps -o pid=,args= -p "$(echo $p | tr ' ' ',')")"
+    kill -9 $p 2>/dev/null # ours: named by the private folder
+    return 1
+}
+died() { # died PID: it is not running within 5 s
+    local i
+    [ -n "$1" ] || return 1
+    for i in $(seq 50); do
+        alive "$1" || return 0
+        sleep 0.1
+    done
+    kill -9 "$1" # ours: the pid our fake compiler wrote
+    return 1
+}
+no_folders() { [ -z "$(ls -d "$1"/kproof-w-* 2>/dev/null)" ]; }
+wait_worker() { # wait_worker DIR: until the candidate's worker runs (build included), then inside its call
+    local i
+    for i in $(seq 300); do
+        if pgrep -f "softmax_f32 $1/kproof-w-" >/dev/null; then sleep 0.5; return 0; fi
+        sleep 0.1
+    done
+    return 1
+}
+spin() { # spin DIR: an eval of a candidate that never returns, in the background, TMPDIR=DIR
+    TMPDIR=$1 "$K" eval "$S/tests/candidates/softmax_hang.c" --op softmax --no-baseline --timeout 60 \
+        --quiet >"$T/int.out" 2>"$T/int.err" &
+}
+interrupt() { # interrupt SIGNAL STATUS: to the eval's process group, as a terminal sends Ctrl-C
+    local sig=$1 want=$2 d pid rc
+    d=$(mktemp -d /tmp/kpi.XXXXXX)
+    set -m # its own process group, and SIGINT not ignored as in a script's background job
+    spin "$d"
+    pid=$!
+    set +m
+    check "SIG$sig: the candidate's worker was running" wait_worker "$d"
+    kill -"$sig" -- -"$pid"
+    wait "$pid"
+    rc=$?
+    check "SIG$sig: the eval exits $want" [ $rc -eq "$want" ]
+    check "SIG$sig: no worker of it survives" gone "$d/kproof-w-"
+    check "SIG$sig: no kproof-w-* folder is left" no_folders "$d"
+    rm -rf "$d"
+}
+interrupt TERM 143
+interrupt INT 130
+interrupt HUP 129
+# SIGTERM to kproof alone, as `timeout` sends it.
+d=$(mktemp -d /tmp/kpi.XXXXXX)
+TMPDIR=$d timeout 4 "$K" eval "$S/tests/candidates/softmax_hang.c" --op softmax --no-baseline --timeout 60 \
+    --quiet >"$T/int.out" 2>"$T/int.err"
+rc=$?
+check "timeout: timed out (124)" [ $rc -eq 124 ]
+check "timeout: no worker survives" gone "$d/kproof-w-"
+check "timeout: no kproof-w-* folder is left" no_folders "$d"
+rm -rf "$d"
+# SIGKILL runs no handler: the worker still dies with its parent (Linux).
+if [ "$(uname -s)" = Linux ]; then
+    d=$(mktemp -d /tmp/kpi.XXXXXX)
+    spin "$d"
+    pid=$!
+    check "SIGKILL: the candidate's worker was running" wait_worker "$d"
+    kill -KILL "$pid"
+    wait "$pid"
+    check "SIGKILL: no worker survives its parent" gone "$d/kproof-w-"
+    rm -rf "$d"
+fi
+# Interrupted while compiling: a compiler that makes its output and then
+# waits, with a child of its own, is ended, group and all, and its output
+# (not yet renamed into the cache) is removed.
+d=$(mktemp -d /tmp/kpi.XXXXXX)
+printf '%s\n' '#!/bin/sh' \
+    '[ "$1" = --version ] && { echo "slowcc 1.0"; exit 0; }' \
+    'out=' \
+    'while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done' \
+    ': >"$out"' \
+    'sleep 300 &' \
+    'echo $! >"$(dirname "$0")/sleep.pid"' \
+    'wait' >"$d/slowcc"
+chmod +x "$d/slowcc"
+set -m
+CC="$d/slowcc" KPROOF_CACHE="$d/cache" TMPDIR=$d "$K" eval "$S/tests/candidates/softmax_hang.c" --op softmax \
+    --no-baseline --quiet >"$T/int.out" 2>"$T/int.err" &
+pid=$!
+set +m
+for i in $(seq 300); do [ -s "$d/sleep.pid" ] && break; sleep 0.1; done
+check "build: the compiler was making its output" [ -n "$(ls "$d"/cache/*.tmp 2>/dev/null)" ]
+kill -TERM -- -"$pid"
+wait "$pid"
+rc=$?
+check "build: the eval exits 143" [ $rc -eq 143 ]
+check "build: no compiler survives" gone "$d/slowcc"
+check "build: nor the compiler's child" died "$(cat "$d/sleep.pid" 2>/dev/null)"
+check "build: its output is removed" [ -z "$(ls "$d"/cache/*.tmp 2>/dev/null)" ]
+rm -rf "$d"
+# A demo's rows run in processes of their own (--jobs 2): SIGTERM to the
+# demo alone ends them too, and each takes its workers and folders along.
+d=$(mktemp -d /tmp/kpi.XXXXXX)
+TMPDIR=$d "$K" demo --backend host --only hang --jobs 2 >"$T/demo.out" 2>&1 &
+pid=$!
+check "demo: the hang row's worker was running" wait_worker "$d"
+rows=$(pgrep -P "$pid")
+check "demo: a row process was running" [ -n "$rows" ]
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+check "demo: exits 143" [ $rc -eq 143 ]
+for r in $rows; do check "demo: row process $r ends with it" died "$r"; done
+check "demo: no worker survives" gone "$d/kproof-w-"
+check "demo: no kproof-w-* folder is left" no_folders "$d"
+rm -rf "$d"
+
 exit $fail

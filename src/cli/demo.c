@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "cli.h"
 #include "core/host_api.h"
+#include "proc/cleanup.h"
 
 #define MAX_ROWS 64
 #define NMODES (KP_NFLAWS + 2)
@@ -460,8 +462,12 @@ static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const c
         while (running < jobs && next < nr) {
             fflush(stdout);
             fflush(stderr);
+            pid_t demo = getpid();
             pid_t p = fork();
             if (p == 0) {
+                /* A row outlives no demo: its SIGTERM handler then kills
+                 * the row's workers and removes their folders. */
+                kp_die_with_parent(demo, SIGTERM);
                 close(fds[0]);
                 for (int m = 0; m < NMODES; m++) {
                     run_cell(g, &rows[next], m);

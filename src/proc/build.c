@@ -3,7 +3,8 @@
  * A candidate is compiled with fixed flags into a shared object named by
  * a hash of (its content, the flags, the compiler's version line), so an
  * edit, a flag change or a compiler upgrade each give a fresh build and an
- * unchanged file is never rebuilt. The compiler runs without a shell. */
+ * unchanged file is never rebuilt. The compiler runs without a shell, in
+ * a process group of its own that dies with us (cleanup.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/host_api.h"
+#include "proc/cleanup.h"
 
 #ifndef KP_SOURCE_ROOT
 #define KP_SOURCE_ROOT "."
@@ -104,11 +106,13 @@ uint64_t kp_file_hash(const char *path) {
 }
 
 /* Runs argv, capturing stdout+stderr (tail) into out. Returns the exit
- * status, or -1 if it could not run, -2 on timeout. */
-static int run_capture(char *const argv[], char *out, size_t outlen, double timeout_s) {
+ * status, or -1 if it could not run, -2 on timeout. `slot` (cleanup.h)
+ * gets the child's group while it runs. */
+static int run_capture(char *const argv[], char *out, size_t outlen, double timeout_s, int slot) {
     int p[2];
     if (outlen) out[0] = 0;
     if (pipe(p)) return -1;
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
@@ -117,6 +121,7 @@ static int run_capture(char *const argv[], char *out, size_t outlen, double time
     }
     if (pid == 0) {
         setpgid(0, 0);
+        kp_die_with_parent(parent, SIGKILL);
         dup2(p[1], 1);
         dup2(p[1], 2);
         close(p[0]);
@@ -125,6 +130,8 @@ static int run_capture(char *const argv[], char *out, size_t outlen, double time
         fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
+    setpgid(pid, pid); /* as the child does: whichever runs first */
+    kp_cleanup_group(slot, pid);
     close(p[1]);
     size_t used = 0;
     struct timespec ts;
@@ -154,6 +161,7 @@ static int run_capture(char *const argv[], char *out, size_t outlen, double time
     close(p[0]);
     int st = 0;
     waitpid(pid, &st, 0);
+    kp_cleanup_group(slot, 0);
     if (timed_out) return -2;
     if (WIFEXITED(st)) return WEXITSTATUS(st) == 127 ? -1 : WEXITSTATUS(st);
     return -1;
@@ -163,7 +171,10 @@ static int run_capture(char *const argv[], char *out, size_t outlen, double time
 static uint64_t compiler_key(const char *cc) {
     char out[512];
     char *argv[] = {(char *)cc, (char *)"--version", NULL};
-    if (run_capture(argv, out, sizeof out, 30) != 0) return 0;
+    int slot = kp_cleanup_add(NULL, NULL);
+    int rc = run_capture(argv, out, sizeof out, 30, slot);
+    kp_cleanup_drop(slot);
+    if (rc != 0) return 0;
     out[strcspn(out, "\n")] = 0;
     return fnv_more(0xcbf29ce484222325ull, out, strlen(out));
 }
@@ -255,25 +266,24 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
         argv[n++] = (char *)"-lcublas";
     }
     argv[n] = NULL;
-    int rc = run_capture(argv, log, loglen, 600);
+    int slot = kp_cleanup_add(tmp, NULL); /* before the compiler makes it */
+    int rc = run_capture(argv, log, loglen, 600, slot);
+    int ret = 0;
     if (rc == -1) {
         snprintf(log, loglen, "cannot run the compiler '%s'", cc);
-        return -2;
-    }
-    if (rc == -2) {
-        unlink(tmp);
+        ret = -2;
+    } else if (rc == -2) {
         snprintf(log, loglen, "the compiler ran for over 600 s and was stopped");
-        return -1;
-    }
-    if (rc != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    if (rename(tmp, so_path)) {
+        ret = -1;
+    } else if (rc != 0) {
+        ret = -1;
+    } else if (rename(tmp, so_path)) {
         snprintf(log, loglen, "cannot move the build into the cache: %s", strerror(errno));
-        return -2;
+        ret = -2;
     }
-    return 0;
+    if (ret) unlink(tmp);
+    kp_cleanup_drop(slot);
+    return ret;
 }
 
 int kp_kernel_not_best(const char *path) {

@@ -5,7 +5,9 @@
  * stderr, which we drain into a bounded tail so a flood can neither block
  * it nor fill our memory. Every wait has a deadline; on timeout the whole
  * process group is killed. The worker never gets the session token on its
- * command line: it is the first thing written to the request pipe. */
+ * command line: it is the first thing written to the request pipe.
+ * A worker dies with the parent, and an interrupted parent kills the
+ * worker's group and removes its private folder first (cleanup.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/host_api.h"
+#include "proc/cleanup.h"
 
 #define LOG_TAIL 4096
 
@@ -37,6 +40,7 @@ struct kp_wk {
     int64_t log_total;
     char tail_lin[LOG_TAIL + 1];
     char tmpdir[64];      /* private copy of the candidate's build */
+    int slot;             /* its entry in cleanup.h's list, -1 none */
 };
 
 double kp_wall_s(void) {
@@ -104,6 +108,7 @@ static void reap(kp_wk *w, int block) {
     if (r == w->pid) {
         w->dead = 1;
         w->status = st;
+        kp_cleanup_group(w->slot, 0); /* the number is free again */
     }
 }
 
@@ -256,6 +261,7 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
     *out = NULL;
     kp_wk *w = (kp_wk *)calloc(1, sizeof *w);
     if (!w) return KP_WK_SYS;
+    w->slot = -1;
     w->check_token = o->check_token;
     w->token = random_u64() | 1;
     char exe[PATH_MAX];
@@ -287,19 +293,31 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
     const char *tmp = getenv("TMPDIR");
     snprintf(w->tmpdir, sizeof w->tmpdir, "%s/kproof-w-XXXXXX", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
     char so_copy[PATH_MAX];
-    if (!mkdtemp(w->tmpdir) || (snprintf(so_copy, sizeof so_copy, "%s/candidate.so", w->tmpdir), 0) ||
-        copy_file(o->so_path, so_copy)) {
+    kp_cleanup_defer(1); /* no signal between making the folder and listing it */
+    char *made = mkdtemp(w->tmpdir);
+    if (made) {
+        snprintf(so_copy, sizeof so_copy, "%s/candidate.so", w->tmpdir);
+        w->slot = kp_cleanup_add(so_copy, w->tmpdir);
+    }
+    kp_cleanup_defer(0);
+    if (!made || copy_file(o->so_path, so_copy)) {
         snprintf(err, errlen, "cannot stage the build in a private directory: %s", strerror(errno));
         int all[6] = {rq[0], rq[1], rp[0], rp[1], lg[0], lg[1]};
         for (int i = 0; i < 6; i++) close(all[i]);
-        if (w->tmpdir[0]) rmdir(w->tmpdir);
+        if (made) {
+            unlink(so_copy);
+            rmdir(w->tmpdir);
+        }
+        kp_cleanup_drop(w->slot);
         free(w);
         return KP_WK_SYS;
     }
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         unlink(so_copy);
         rmdir(w->tmpdir);
+        kp_cleanup_drop(w->slot);
         snprintf(err, errlen, "fork: %s", strerror(errno));
         int all[6] = {rq[0], rq[1], rp[0], rp[1], lg[0], lg[1]};
         for (int i = 0; i < 6; i++) close(all[i]);
@@ -308,6 +326,7 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
     }
     if (pid == 0) {
         setpgid(0, 0);
+        kp_die_with_parent(parent, SIGKILL); /* even a parent killed by SIGKILL takes it along */
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
         dup2(lg[1], 1);
@@ -327,6 +346,7 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
         _exit(127);
     }
     setpgid(pid, pid);
+    kp_cleanup_group(w->slot, pid);
     close(rq[0]);
     close(rp[1]);
     close(lg[1]);
@@ -440,6 +460,7 @@ void kp_wk_stop(kp_wk *w) {
         unlink(so);
         rmdir(w->tmpdir);
     }
+    kp_cleanup_drop(w->slot);
     free(w);
     kp_devlock_hold(0);
 }

@@ -1,0 +1,118 @@
+/* cleanup.c: what an interrupted kproof must not leave behind (cleanup.h).
+ *
+ * A fixed table of slots, so the signal handler reads plain memory and
+ * calls only async-signal-safe functions (getpid, kill, unlink, rmdir,
+ * sigaction, raise). A slot is filled, then published by its state; the
+ * process that filled it is recorded, so a process forked from kproof
+ * (a demo row) never kills or removes what its parent listed. */
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "proc/cleanup.h"
+
+#define SLOTS 32
+enum { FREE = 0, FILLING, LIVE };
+
+static struct slot {
+    atomic_int state;
+    atomic_int pgid; /* 0: none (not started, or reaped) */
+    pid_t owner;
+    char file[PATH_MAX];
+    char dir[256];
+} g_slot[SLOTS];
+
+static struct sigaction g_default; /* SIG_DFL, set up before the handler can run */
+
+static void on_signal(int sig) {
+    pid_t me = getpid();
+    for (int i = 0; i < SLOTS; i++) {
+        struct slot *s = &g_slot[i];
+        if (atomic_load(&s->state) != LIVE || s->owner != me) continue;
+        int g = atomic_load(&s->pgid);
+        if (g > 0) kill(-g, SIGKILL);
+        if (s->file[0]) unlink(s->file);
+        if (s->dir[0]) rmdir(s->dir);
+    }
+    /* Blocked while this handler runs: delivered, with the default action,
+     * as it returns, so the exit status says which signal ended us. */
+    sigaction(sig, &g_default, NULL);
+    raise(sig);
+}
+
+static void install(void) {
+    static int done;
+    if (done) return;
+    done = 1;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    g_default.sa_handler = SIG_DFL;
+    sigemptyset(&g_default.sa_mask);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++) sigaddset(&sa.sa_mask, sigs[i]); /* one cleanup at a time */
+    for (int i = 0; i < 3; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static sigset_t g_deferred_mask;
+
+void kp_cleanup_defer(int on) {
+    if (on) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGHUP);
+        pthread_sigmask(SIG_BLOCK, &set, &g_deferred_mask);
+    } else {
+        pthread_sigmask(SIG_SETMASK, &g_deferred_mask, NULL);
+    }
+}
+
+static int fits(const char *p, size_t cap) { return !p || strlen(p) < cap; }
+
+int kp_cleanup_add(const char *file, const char *dir) {
+    if (!fits(file, sizeof g_slot[0].file) || !fits(dir, sizeof g_slot[0].dir)) return -1;
+    install();
+    for (int i = 0; i < SLOTS; i++) {
+        struct slot *s = &g_slot[i];
+        int expect = FREE;
+        if (!atomic_compare_exchange_strong(&s->state, &expect, FILLING)) continue;
+        s->owner = getpid();
+        atomic_store(&s->pgid, 0);
+        strcpy(s->file, file ? file : "");
+        strcpy(s->dir, dir ? dir : "");
+        atomic_store(&s->state, LIVE);
+        return i;
+    }
+    return -1;
+}
+
+void kp_cleanup_group(int slot, pid_t pgid) {
+    if (slot >= 0 && slot < SLOTS) atomic_store(&g_slot[slot].pgid, (int)pgid);
+}
+
+void kp_cleanup_drop(int slot) {
+    if (slot >= 0 && slot < SLOTS) atomic_store(&g_slot[slot].state, FREE);
+}
+
+void kp_die_with_parent(pid_t parent, int sig) {
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, sig);
+#endif
+    if (getppid() != parent) { /* it died before prctl: nobody will send sig */
+        raise(sig);
+        _exit(128 + sig); /* sig was ignored */
+    }
+}
