@@ -66,6 +66,71 @@ static void expect(const char *rel, const char *op, kp_verdict v, const char *ch
     kp_result_free(&r);
 }
 
+/* The memory check charges a call with the resident memory its worker
+ * gained across it, so the harness's own buffers must be resident before
+ * that reading. The output snapshot was not: first written right after
+ * the first guarded call of a shape, inside that call's reading, it was
+ * charged to the candidate; an honest kernel with 1 GiB of output was
+ * ERROR (memory), and across shapes the snapshots added up past 1 GiB.
+ * Through a worker directly, at 64 and 80 MiB of output (the 1 GiB
+ * threshold needs more memory than CI has): an honest kernel's first
+ * guarded call at each shape keeps next to nothing, and memhog's leak
+ * (512 MiB, touched, per call) is still seen whole. */
+static int64_t first_call_growth(kp_wk *w, int64_t rows, int64_t cols) {
+    kp_setup_req q;
+    memset(&q, 0, sizeof q);
+    snprintf(q.op, sizeof q.op, "softmax_f32");
+    q.shape.nd = 2;
+    q.shape.d[0] = rows;
+    q.shape.d[1] = cols;
+    q.nsets = 1;
+    q.seeds[0] = 12345;
+    q.guards = 1;
+    kp_setup_rep sr;
+    size_t n = 0;
+    char err[512] = "";
+    if (kp_wk_call(w, KP_MSG_SETUP, &q, sizeof q, NULL, 0, &sr, sizeof sr, &n, 60, err, sizeof err)) {
+        fprintf(stderr, "setup failed: %s\n", err);
+        return -1;
+    }
+    /* The flags of a rigorous correctness call. */
+    kp_run_req rq = {0, KP_RUN_POISON | KP_RUN_GUARDS | KP_RUN_SYNC | KP_RUN_THREADS | KP_RUN_SNAPSHOT};
+    kp_run_rep rr;
+    memset(&rr, 0, sizeof rr);
+    if (kp_wk_call(w, KP_MSG_RUN, &rq, sizeof rq, NULL, 0, &rr, sizeof rr, &n, 60, err, sizeof err) || rr.rc) {
+        fprintf(stderr, "run failed: %s (rc %d)\n", err, rr.rc);
+        return -1;
+    }
+    return rr.mem_grown;
+}
+
+static void snapshot_memory(void) {
+    static const char *files[] = {"kernels/softmax/host/f32-02-fused.c", "exploits/host/memhog.c"};
+    static const int64_t shapes[][2] = {{4096, 4096}, {4096, 5120}};
+    for (int f = 0; f < 2; f++) {
+        char path[2048], so[2048], log[4096], err[512] = "";
+        snprintf(path, sizeof path, "%s/%s", g_root, files[f]);
+        int built = kp_build(KP_BACKEND_HOST, path, g_root, g_cache, so, sizeof so, log, sizeof log) == 0;
+        CHECK(built);
+        if (!built) continue;
+        kp_wk_opts wo = {KP_BACKEND_HOST, "softmax_f32", so, 30, 1, (int64_t)16 << 30};
+        kp_wk *w = NULL;
+        kp_hello h;
+        int ok = kp_wk_start(&wo, &w, &h, err, sizeof err) == KP_WK_OK && h.status == KP_LOAD_OK;
+        CHECK(ok);
+        for (int s = 0; ok && s < 2; s++) {
+            int64_t out = shapes[s][0] * shapes[s][1] * 4;
+            int64_t kept = first_call_growth(w, shapes[s][0], shapes[s][1]);
+            fprintf(stderr, "  %-44s first guarded call at %lldx%lld (%lld MiB of output) kept %.1f MiB\n", files[f],
+                    (long long)shapes[s][0], (long long)shapes[s][1], (long long)(out >> 20), (double)kept / (1 << 20));
+            CHECK(kept >= 0);
+            if (f == 0) CHECK(kept < out / 16);
+            else CHECK(kept >= ((int64_t)512 << 20));
+        }
+        if (w) kp_wk_stop(w);
+    }
+}
+
 int main(void) {
     const char *root = getenv("KPROOF_ROOT"), *cache = getenv("KPROOF_CACHE");
     snprintf(g_root, sizeof g_root, "%s", root ? root : ".");
@@ -190,5 +255,7 @@ int main(void) {
             kp_result_free(&r);
         }
     }
+
+    snapshot_memory();
     TEST_MAIN_END();
 }

@@ -89,12 +89,23 @@ void kp_dev_env(kp_env *e) {
     snprintf(e->runtime, sizeof e->runtime, "host (C)");
 }
 
+/* Resident from the moment it is allocated, as cudaMalloc's memory is
+ * counted on a GPU: kp_dev_mem_used reads this process's resident set,
+ * and a page first written later would be charged to whichever call's
+ * memory reading it falls in. The end-of-window snapshot is first written
+ * inside a guarded call, so an honest kernel with 1 GiB of output was
+ * judged to have kept 1 GiB. One write a page: the fill or poison that
+ * follows would fault the pages in anyway. */
 void *kp_dev_alloc(size_t bytes) {
     void *p = NULL;
     if (posix_memalign(&p, 64, bytes ? bytes : 1)) {
         snprintf(g_err, sizeof g_err, "out of memory (%zu bytes)", bytes);
         return NULL;
     }
+    volatile char *c = (volatile char *)p;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < bytes; i += page) c[i] = 0;
+    if (bytes) c[bytes - 1] = 0; /* the last page, when p is not page-aligned */
     return p;
 }
 
