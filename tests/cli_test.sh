@@ -146,6 +146,12 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["verdict"] == "ERROR" and d["check"] == "harness", (d["verdict"], d["check"])
 assert "cache directory" in d["detail"] and "Not a directory" in d["detail"], d["detail"]' "$T/cf.json"
+# A .cu candidate where no GPU answers: 70, and the way out is named.
+"$K" eval "$S/kernels/softmax/cuda/f32-01-naive.cu" --op softmax $q >"$T/u.out" 2>"$T/u.err"
+rc=$?
+if [ $rc -eq 70 ]; then # (a machine with a GPU runs it instead)
+    check "no GPU: the message names the host backend" has "the host backend runs .c candidates" "$T/u.err"
+fi
 # init with the cpu alias finds the host starting point.
 "$K" init softmax --backend cpu >"$T/cpu.c" 2>"$T/u.err"
 rc=$?

@@ -21,7 +21,8 @@ int kp_trusted_start(kp_backend be, const char *root, const char *cache, kp_wk *
     memset(&h, 0, sizeof h);
     char e2[300] = "";
     if (kp_wk_start(&wo, w, &h, e2, sizeof e2) != KP_WK_OK || h.status != KP_LOAD_OK) {
-        snprintf(err, len, "cannot start the %s worker: %s", kp_backend_name(be), h.error[0] ? h.error : e2);
+        snprintf(err, len, "cannot start the %s worker: %s%s", kp_backend_name(be), h.error[0] ? h.error : e2,
+                 be == KP_BACKEND_CUDA ? " (no usable GPU here? the host backend runs .c candidates on the CPU)" : "");
         if (*w) kp_wk_stop(*w);
         *w = NULL;
         return -1;
