@@ -91,12 +91,23 @@ static __device__ __forceinline__ uint32_t pack2(const float *v) { /* one cvt.rn
     __nv_bfloat162 h = __floats2bfloat162_rn(v[0], v[1]);
     return *reinterpret_cast<uint32_t *>(&h);
 }
-/* An L2 eviction policy that gives every line it touches evict_last
- * priority. */
+/* L2 eviction policies that give every line they touch evict_last or
+ * evict_first priority, and a 16-byte load under one. */
 static __device__ __forceinline__ uint64_t evict_last_policy() {
     uint64_t pol;
     asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
     return pol;
+}
+static __device__ __forceinline__ uint64_t evict_first_policy() {
+    uint64_t pol;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+    return pol;
+}
+static __device__ __forceinline__ uint4 ld16_hint(const uint4 *p, uint64_t pol) {
+    uint4 t;
+    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+        : "=r"(t.x), "=r"(t.y), "=r"(t.z), "=r"(t.w) : "l"(p), "l"(pol));
+    return t;
 }
 template <int VEC> struct vec;
 template <> struct vec<1> {
@@ -117,9 +128,7 @@ template <> struct vec<8> {
         reinterpret_cast<uint4 *>(p)[i] = make_uint4(pack2(v), pack2(v + 2), pack2(v + 4), pack2(v + 6));
     }
     static __device__ __forceinline__ void load_keep(const kp_bf16 *p, int64_t i, float *v, uint64_t pol) {
-        uint4 t;
-        asm("ld.global.nc.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
-            : "=r"(t.x), "=r"(t.y), "=r"(t.z), "=r"(t.w) : "l"(reinterpret_cast<const uint4 *>(p) + i), "l"(pol));
+        const uint4 t = ld16_hint(reinterpret_cast<const uint4 *>(p) + i, pol);
         unpack2(t.x, v); unpack2(t.y, v + 2); unpack2(t.z, v + 4); unpack2(t.w, v + 6);
     }
     typedef uint4 raw; /* eight bf16 as they are in memory */
@@ -335,17 +344,6 @@ static __global__ __launch_bounds__(LONG_THREADS) void layernorm_long(const kp_b
 /* ---- rows of 12K-32K (multiples of 4096): two reads, four rows an SM (21).
  * CHUNKS 16-byte chunks a thread; TWO_THREADS threads a row. */
 enum { TWO_THREADS = 512 };
-static __device__ __forceinline__ uint64_t evict_first_policy() {
-    uint64_t pol;
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-    return pol;
-}
-static __device__ __forceinline__ uint4 ld16_hint(const uint4 *p, uint64_t pol) {
-    uint4 t;
-    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
-        : "=r"(t.x), "=r"(t.y), "=r"(t.z), "=r"(t.w) : "l"(p), "l"(pol));
-    return t;
-}
 template <int CHUNKS>
 static __global__ __launch_bounds__(TWO_THREADS, 2048 / TWO_THREADS) void layernorm_two_pass(
     const kp_bf16 *__restrict__ x, const kp_bf16 *__restrict__ w, const kp_bf16 *__restrict__ b,
