@@ -607,3 +607,15 @@ for tag, per, tpr in (("53-lab-c1k8", 8, 128), ("52-lab-c1k16", 16, 64)):
     variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-{tag}.cu",
             f"LAB {tag}: 21 with a 1024-column row on {tpr} threads of {per} values ({tpr}-thread blocks).",
             ((C1K, f"    if (cols <= 1024) return launch_regs<VEC, {per}, {tpr}, {tpr}>(x, w, b, y, rows, cols, stream);\n", 1),))
+# ---- session 10: rows of 1024 on resident warps -----------------------------
+# layernorm bf16 22 and softmax bf16 13 (numbered candidates) keep each warp
+# for the whole call, its next row in flight. Lab variants of 22: w and b
+# held in registers for the warp's life (128 registers, two blocks an SM),
+# and x at L2 evict_first instead of 20's evict_last.
+variant(f"{L}/bf16-22-warp-stream.cu", f"{L}/bf16-54-lab-wbregs.cu",
+        "LAB 54-lab-wbregs: 22 with w and b in registers for the warp's life (two blocks an SM).",
+        (("#define WB_REGS 0\n", "#define WB_REGS 1\n", 1),))
+variant(f"{L}/bf16-22-warp-stream.cu", f"{L}/bf16-55-lab-xfirst.cu",
+        "LAB 55-lab-xfirst: 22's 1024-column kernel with x at L2 evict_first.",
+        (("    const uint64_t pol = evict_last_policy(); /* x's lines as 20 loads them */\n",
+          "    const uint64_t pol = evict_first_policy();\n", 1),))
