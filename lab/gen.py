@@ -619,3 +619,22 @@ variant(f"{L}/bf16-22-warp-stream.cu", f"{L}/bf16-55-lab-xfirst.cu",
         "LAB 55-lab-xfirst: 22's 1024-column kernel with x at L2 evict_first.",
         (("    const uint64_t pol = evict_last_policy(); /* x's lines as 20 loads them */\n",
           "    const uint64_t pol = evict_first_policy();\n", 1),))
+# layernorm bf16 21 (20's code at 1024 and 4096 columns) and softmax bf16 14
+# with y's 16-byte stores streamed (st.global.cs) or at L2 evict_first
+# (st.global.L2::cache_hint): x at evict_last took f32 past a memcpy of the
+# same bytes; .cs stores took softmax f32 07 from 97.8% to 99.6% at
+# 65536x1024 (session 6, lab 83), never tried with x at evict_last.
+STORE8 = "        reinterpret_cast<uint4 *>(p)[i] = make_uint4(pack2(v), pack2(v + 2), pack2(v + 4), pack2(v + 6));\n"
+STORE_CS = "        __stcs(reinterpret_cast<uint4 *>(p) + i, make_uint4(pack2(v), pack2(v + 2), pack2(v + 4), pack2(v + 6)));\n"
+STORE_FIRST = ('''        const uint4 t = make_uint4(pack2(v), pack2(v + 2), pack2(v + 4), pack2(v + 6));
+        uint64_t pol;
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+        asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;"
+                     :: "l"(reinterpret_cast<uint4 *>(p) + i), "r"(t.x), "r"(t.y), "r"(t.z), "r"(t.w), "l"(pol) : "memory");
+''')
+for path, base in ((f"{L}/bf16-21-two-pass.cu", "21"), ("kernels/softmax/cuda/bf16-14-keep-x.cu", "14")):
+    d = os.path.dirname(path)
+    variant(path, f"{d}/bf16-80-lab-ycs.cu", f"LAB 80-lab-ycs: {base} with y's 16-byte stores streamed (st.global.cs).",
+            ((STORE8, STORE_CS, 1),))
+    variant(path, f"{d}/bf16-81-lab-yfirst.cu", f"LAB 81-lab-yfirst: {base} with y's 16-byte stores at L2 evict_first.",
+            ((STORE8, STORE_FIRST, 1),))

@@ -23,6 +23,13 @@
  * (call1-a30451d) had 20 at 99.5% of a cudaMemcpy of the same bytes, and
  * 64- or 128-thread rows (lab 52/53) slower: 96.1% and 79.5%.
  * Prediction: 65536x1024 1-2% less time than 20, at or past the memcpy.
+ * Measured (results/2026-12-01-h200-session10/call2-95812ad): PASS on all
+ * 32 shapes. Screen at 65536x1024 (5 rounds of 30 cold calls, % of a
+ * cudaMemcpy of the same bytes): 67.17 us (94.8%) against 21's (20's
+ * code) 64.06 (99.5%): 4.9% MORE time, the prediction wrong. With w and b
+ * in registers (lab 54, two blocks an SM) 65.95 (96.6%); with x at
+ * evict_first (lab 55) 70.08 (90.9%). Short-lived blocks of 8 rows stay.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 

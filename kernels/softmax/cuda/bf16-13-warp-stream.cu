@@ -16,6 +16,11 @@
  * call7-0abfcfa), 12 ran 65536x1024 in 63.52 us [63.33, 64.45] against
  * torch.compile's 64.13: a tie.
  * Prediction: 65536x1024 1-2% less time than 12.
+ * Measured (results/2026-12-01-h200-session10/call2-95812ad): PASS on all
+ * 22 shapes. Screen at 65536x1024 (5 rounds of 30 cold calls): 67.39 us
+ * (94.6% of a cudaMemcpy of the same bytes) against 12's 64.99 (98.1%):
+ * 3.7% MORE time, the prediction wrong, as layernorm bf16 22's.
+ * kproof-best: no
  */
 #include <kproof/kernel.h>
 
