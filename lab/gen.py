@@ -638,3 +638,46 @@ for path, base in ((f"{L}/bf16-21-two-pass.cu", "21"), ("kernels/softmax/cuda/bf
             ((STORE8, STORE_CS, 1),))
     variant(path, f"{d}/bf16-81-lab-yfirst.cu", f"LAB 81-lab-yfirst: {base} with y's 16-byte stores at L2 evict_first.",
             ((STORE8, STORE_FIRST, 1),))
+# layernorm bf16 at 65536x1024 stays at the memcpy's rate (99.5%) where
+# softmax bf16 14 passes it (100.7%, session 10 call 3). What layernorm
+# adds there: a separate 2-byte load of the pivot, w and b. Lab 82: the
+# pivot from lane 0's first value by a shuffle (warp-a-row launches only);
+# lab 83: w and b at L2 evict_last (torch.compile's hint on them); lab
+# 94/95: the 1024-column rows in blocks of 4 or 16 rows instead of 8.
+PIV_OLD = "    const float pivot = first(xr);\n    float v[PER];\n    const uint64_t pol = evict_last_policy(); /* x's lines at evict_last (19) */\n"
+PIV_NEW = "    const float pivot0 = TPR == 32 ? 0.0f : first(xr);\n    float v[PER];\n    const uint64_t pol = evict_last_policy(); /* x's lines at evict_last (19) */\n"
+FILL_OLD = ('''            for (int j = 0; j < VEC; j++) v[k * VEC + j] = pivot;
+        }
+    }
+''')
+FILL_NEW = ('''            for (int j = 0; j < VEC; j++) v[k * VEC + j] = pivot0;
+        }
+    }
+    float pivot = pivot0;
+    if (TPR == 32) { /* element 0 is lane 0's v[0]; slots past the row get it */
+        pivot = __shfl_sync(0xffffffffu, v[0], 0);
+#pragma unroll
+        for (int k = 0; k < CHUNKS; k++)
+            if (k * TPR + t >= n)
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[k * VEC + j] = pivot;
+    }
+''')
+variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-82-lab-pivshfl.cu",
+        "LAB 82-lab-pivshfl: 21 with the pivot shuffled from lane 0 (warp-a-row launches), no separate load.",
+        ((PIV_OLD, PIV_NEW, 1), (FILL_OLD, FILL_NEW, 1)))
+WBL_RAW = ('''    static __device__ __forceinline__ raw load_raw(const kp_bf16 *p, int64_t i) {
+        return reinterpret_cast<const uint4 *>(p)[i];
+    }
+''')
+WBL_RAW_NEW = ('''    static __device__ __forceinline__ raw load_raw(const kp_bf16 *p, int64_t i) {
+        return ld16_hint(reinterpret_cast<const uint4 *>(p) + i, evict_last_policy());
+    }
+''')
+variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-83-lab-wblast.cu",
+        "LAB 83-lab-wblast: 21 with w and b (loaded ahead) at L2 evict_last.",
+        ((WBL_RAW, WBL_RAW_NEW, 1),))
+for tag, blk in (("94-lab-blk128", 128), ("95-lab-blk512", 512)):
+    variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-{tag}.cu",
+            f"LAB {tag}: 21 with 1024-column rows in {blk}-thread blocks ({blk // 32} rows).",
+            ((C1K, f"    if (cols <= 1024) return launch_regs<VEC, 32, 32, {blk}>(x, w, b, y, rows, cols, stream);\n", 1),))

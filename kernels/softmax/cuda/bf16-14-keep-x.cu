@@ -14,6 +14,13 @@
  * (f32 07 against 10, results/2026-12-01-h200-session8), and layernorm
  * bf16 (19, which has it) screens at 99.5% there.
  * Prediction: 65536x1024 and 8192x8192 1-2% less time than 12.
+ * Measured (results/2026-12-01-h200-session10/call3-3779272): PASS on all
+ * 22 shapes. Screen (5 rounds of 30 cold calls, % of a cudaMemcpy of the
+ * same bytes): 63.52 us (100.7%) against 12's 64.77 (98.7%) at
+ * 65536x1024, 1.9% less time; 63.39 (100.8%) against 65.18 (98.0%) at
+ * 8192x8192, 2.7% less. y's stores streamed (lab 80, st.global.cs) or at
+ * evict_first (lab 81) on top of it were slower: 63.81 and 64.03 at
+ * 65536x1024, 63.81 (lab 80) at 8192x8192.
  */
 #include <kproof/kernel.h>
 
