@@ -681,3 +681,82 @@ for tag, blk in (("94-lab-blk128", 128), ("95-lab-blk512", 512)):
     variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-{tag}.cu",
             f"LAB {tag}: 21 with 1024-column rows in {blk}-thread blocks ({blk // 32} rows).",
             ((C1K, f"    if (cols <= 1024) return launch_regs<VEC, 32, 32, {blk}>(x, w, b, y, rows, cols, stream);\n", 1),))
+# Rows in flight at 1024 columns: 16 an SM (lab 53, 128 threads a row)
+# ran at 79.5% of a memcpy, 25 (lab 52) at 96.1%, 20's 32 (a warp a row)
+# at 99.5% (session 10 call 1). More than 32 a warp a row needs fewer
+# than 64 registers; at 40, 21's kernel spills 300 bytes. Lab 96-98: a
+# full row of 1024 kept packed (16 registers) and unpacked again by each
+# pass (an XOR with a zero ptxas cannot see keeps it from holding the 32
+# floats live), w and b staged in shared memory once a block; six, eight
+# or four blocks of 8 warps an SM: 48, 64 or 32 rows (98, as 21: the
+# control). ptxas: 40, 32 (8 bytes spilled) and 48 registers. The
+# arithmetic is 20's, operation for operation.
+PACKED1K = r'''/* ---- LAB: full rows of 1024, packed, MINB blocks of 8 warps an SM ----
+ * z1..z3 are 0 at every launch; ptxas cannot know it, so the row's words
+ * XOR-ed with a different one in each pass are three different values
+ * and the 32 unpacked floats of one pass are not kept for the next. */
+static __device__ __forceinline__ void lab_unpack(const uint4 &r, uint32_t z, float *v) {
+    unpack2(r.x ^ z, v); unpack2(r.y ^ z, v + 2); unpack2(r.z ^ z, v + 4); unpack2(r.w ^ z, v + 6);
+}
+template <int MINB>
+static __global__ __launch_bounds__(256, MINB) void layernorm_packed1k(
+    const kp_bf16 *__restrict__ x, const kp_bf16 *__restrict__ w, const kp_bf16 *__restrict__ b,
+    kp_bf16 *__restrict__ y, int64_t rows, uint32_t z1, uint32_t z2, uint32_t z3) {
+    int64_t row = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;
+    const bool live = row < rows; /* every warp takes part in the barrier */
+    if (!live) row = rows - 1;
+    const int lane = (int)(threadIdx.x & 31);
+    const uint4 *xr = reinterpret_cast<const uint4 *>(x + row * 1024) + lane;
+    uint4 *yr = reinterpret_cast<uint4 *>(y + row * 1024) + lane;
+    const uint64_t pol = evict_last_policy();
+    uint4 r[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) r[k] = ld16_hint(xr + 32 * k, pol);
+    /* w and b once a block into shared memory: 128 16-byte chunks each,
+     * one of w or b a thread; read back by each row's output pass. */
+    __shared__ uint4 sw[128], sb[128];
+    if (threadIdx.x < 128) sw[threadIdx.x] = reinterpret_cast<const uint4 *>(w)[threadIdx.x];
+    else sb[threadIdx.x - 128] = reinterpret_cast<const uint4 *>(b)[threadIdx.x - 128];
+    __syncthreads();
+    const float pivot = __shfl_sync(0xffffffffu, __uint_as_float(r[0].x << 16), 0);
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        float v[8];
+        lab_unpack(r[k], z1, v);
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[j % 4] += v[j] - pivot;
+    }
+    float m = ((acc[0] + acc[1]) + (acc[2] + acc[3])) * (1.0f / 32.0f), q4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        float v[8];
+        lab_unpack(r[k], z2, v);
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const float e = (v[j] - pivot) - m;
+            q4[j % 4] = fmaf(e, e, q4[j % 4]);
+        }
+    }
+    float q = (q4[0] + q4[1]) + (q4[2] + q4[3]);
+    row_stats<32>(m, q, 32.0f, nullptr);
+    const float rstd = 1.0f / sqrtf(q / 1024.0f + (float)KP_LAYERNORM_EPS);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        float v[8], wv[8], bv[8];
+        lab_unpack(r[k], z3, v);
+        vec<8>::unpack(sw[32 * k + lane], wv);
+        vec<8>::unpack(sb[32 * k + lane], bv);
+#pragma unroll
+        for (int j = 0; j < 8; j++) v[j] = fmaf(((v[j] - pivot) - m) * rstd, wv[j], bv[j]);
+        if (live) yr[32 * k] = make_uint4(pack2(v), pack2(v + 2), pack2(v + 4), pack2(v + 6));
+    }
+}
+
+'''
+for tag, minb in (("96-lab-packed48", 6), ("97-lab-packed64", 8), ("98-lab-packed32", 4)):
+    variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-{tag}.cu",
+            f"LAB {tag}: 21 with full rows of 1024 kept packed, {minb} blocks of 8 warps an SM ({minb * 8} rows).",
+            (("/* ---- rows over 32768 elements", PACKED1K + "/* ---- rows over 32768 elements", 1),
+             (C1K, f"    if (VEC == 8 && cols == 1024) {{\n        layernorm_packed1k<{minb}><<<(unsigned)((rows + 7) / 8), 256, 0, stream>>>(x, w, b, y, rows, 0u, 0u, 0u);\n"
+                   "        KP_TRY(cudaGetLastError());\n        return 0;\n    }\n" + C1K, 1)))

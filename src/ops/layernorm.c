@@ -23,7 +23,7 @@ static const kp_shape ln_canonical[] = {
  * a warp or a vector width, many short rows, rows of 262144 and of a
  * million (past one block's shared memory). All under 64M elements.
  * Then a few rows at every width where the project's best kernels
- * (kernels/layernorm/cuda/f32-17-keep-x.cu, bf16-20-wb-ahead.cu: the launch
+ * (kernels/layernorm/cuda/f32-17-keep-x.cu, bf16-21-two-pass.cu: the launch
  * tables of 16 and 11)
  * change their launch: they branch at 128 (f32), 256, 512, ..., 32768
  * columns, and take their one-reduction path only when a row fills every

@@ -22,7 +22,7 @@ static const kp_shape sm_canonical[] = {
  * block, many very short rows, rows of 262144 (past one block's shared
  * memory in fp32) and rows of a million (past a cluster's). All under 64M
  * elements. Then a few rows in every launch branch of the project's best
- * kernels (kernels/softmax/cuda/f32-10-keep-x.cu, 07's launch table, and bf16-12-tma-rows.cu:
+ * kernels (kernels/softmax/cuda/f32-10-keep-x.cu, 07's launch table, and bf16-14-keep-x.cu:
  * up to 128 (f32), 256, 512, 1024, 2048, 4096, 8192 columns in registers,
  * to 16384 and to 32768 split into shared memory (f32) or brought into
  * shared memory by one bulk copy (bf16) when the 16-byte path runs, in

@@ -30,6 +30,10 @@
  * against 20's 68.10 (93.5%) at 4096x16384, 2.8% less time; 77.73 (82.3%)
  * against 80.61 (79.3%) at 2048x32768; 16384x4096 (20's code) 64.03
  * against 64.00.
+ * Issue 5's table (call5-79279bb, one run, torch on its device time):
+ * 66.37 / 63.76 / 63.94 us at 4096x16384 / 16384x4096 / 65536x1024 (94.4 /
+ * 98.2 / 97.9% of copy) against max-autotune's 67.07 / 65.76 / 63.41: met,
+ * met, and at 65536x1024 a tie (63.41 inside [63.34, 64.43]), not met.
  */
 #include <kproof/kernel.h>
 

@@ -21,6 +21,10 @@
  * 8192x8192, 2.7% less. y's stores streamed (lab 80, st.global.cs) or at
  * evict_first (lab 81) on top of it were slower: 63.81 and 64.03 at
  * 65536x1024, 63.81 (lab 80) at 8192x8192.
+ * Issue 5's table (call5-79279bb, one run, torch on its device time):
+ * 63.55 / 62.74 / 131.62 us at 8192x8192 / 65536x1024 / 4096x32768 (98.5
+ * / 99.8 / 95.2% of copy) against the best torch's 135.94 / 64.16 /
+ * 243.10: met at all three.
  */
 #include <kproof/kernel.h>
 
