@@ -86,6 +86,11 @@ cp "$S/kernels/sum/host/f32-01-naive.c" "$S/kernels/sum/host/f32-02-tree.c" "$T/
 cp "$S/kernels/sum/host/f32-01-naive.c" "$T/cand.c"
 KPROOF_ROOT="$T/root" "$K" eval "$T/cand.c" --op sum --shape 4099 $fast --json >"$T/best.json" 2>"$T/err"
 check "kproof-best: no is skipped for the best baseline" has '"name": "f32-02-tree"' "$T/best.json"
+# ... however long the header before the marker (the real ones reach 3 KB).
+{ echo "/* a slower step with a long story:"; for i in $(seq 200); do echo " * measured line $i of the header"; done
+  echo " * kproof-best: no */"; cat "$S/kernels/sum/host/f32-01-naive.c"; } >"$T/root/kernels/sum/host/f32-04-long.c"
+KPROOF_ROOT="$T/root" "$K" eval "$T/cand.c" --op sum --shape 4099 $fast --json >"$T/best.json" 2>"$T/err"
+check "kproof-best: no after 6 KB of header is skipped too" has '"name": "f32-02-tree"' "$T/best.json"
 
 # The one-input flaw at a matmul size the parent only samples: the worker
 # computes the reference itself (as the Sakana harness did), so the

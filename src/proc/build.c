@@ -286,16 +286,25 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     return ret;
 }
 
+/* The marker counts in the file's first comment only, however long that
+ * header grows (up to 64 KiB: a header is prose, not data). */
 int kp_kernel_not_best(const char *path) {
     FILE *f = fopen(path, "r");
     if (!f) return 0;
-    char text[4096];
-    size_t n = fread(text, 1, sizeof text - 1, f);
+    enum { MAX_HEADER = 64 << 10 };
+    char *text = malloc(MAX_HEADER + 1);
+    if (!text) {
+        fclose(f);
+        return 0;
+    }
+    size_t n = fread(text, 1, MAX_HEADER, f);
     fclose(f);
     text[n] = 0;
-    char *end = strstr(text, "*/"); /* the first comment only */
+    char *end = strstr(text, "*/");
     if (end) *end = 0;
-    return strstr(text, "kproof-best: no") != NULL;
+    int no = strstr(text, "kproof-best: no") != NULL;
+    free(text);
+    return no;
 }
 
 /* ---- calibration cache ------------------------------------------------------ */
