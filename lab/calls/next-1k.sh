@@ -11,9 +11,7 @@
 #    and Triton source, lab/torch_kernels.py), not yet seen for bf16 there.
 # Works under /tmp, one archive back. $1: the commit.
 set -u
-FINAL=${OUT:-$PWD/lab-out}
-OUT=/tmp/next1k; rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
-pack() { tar czf "$FINAL/.call.tgz" -C "$OUT" . 2>/dev/null && mv -f "$FINAL/.call.tgz" "$FINAL/call.tgz"; }
+. "$(dirname "$0")/lib.sh"; lab_call_begin next1k
 python3 lab/gen.py >/dev/null || echo "gen.py failed"
 L=kernels/layernorm/cuda S=kernels/softmax/cuda
 OUT=$OUT/gc KP_COMMIT=${1:-unknown} KP_JOBS=5 \

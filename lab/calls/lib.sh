@@ -1,0 +1,11 @@
+# lab/calls/lib.sh: what a device call script shares (sourced). A call
+# works under /tmp/<name> and packs it into one archive, $OUT/call.tgz
+# (the device tool brings back at most 8 files from $OUT), after each step
+# so a call cut short still returns what it did.
+#   . "$(dirname "$0")/lib.sh"; lab_call_begin NAME   (sets FINAL and OUT)
+#   ...; pack
+lab_call_begin() {
+  FINAL=${OUT:-$PWD/lab-out}
+  OUT=/tmp/$1; rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
+}
+pack() { tar czf "$FINAL/.call.tgz" -C "$OUT" . 2>/dev/null && mv -f "$FINAL/.call.tgz" "$FINAL/call.tgz"; }
