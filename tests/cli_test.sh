@@ -91,6 +91,12 @@ check "kproof-best: no is skipped for the best baseline" has '"name": "f32-02-tr
   echo " * kproof-best: no */"; cat "$S/kernels/sum/host/f32-01-naive.c"; } >"$T/root/kernels/sum/host/f32-04-long.c"
 KPROOF_ROOT="$T/root" "$K" eval "$T/cand.c" --op sum --shape 4099 $fast --json >"$T/best.json" 2>"$T/err"
 check "kproof-best: no after 6 KB of header is skipped too" has '"name": "f32-02-tree"' "$T/best.json"
+# ... and found among any number of other files (a folder of kernels grows
+# with generated lab variants; the listing once stopped at 64 names).
+for i in $(seq 1500); do : >"$T/root/kernels/sum/host/notes-$i.txt"; done
+KPROOF_ROOT="$T/root" "$K" eval "$T/cand.c" --op sum --shape 4099 $fast --json >"$T/best.json" 2>"$T/err"
+check "the best baseline is found among 1500 other files" has '"name": "f32-02-tree"' "$T/best.json"
+rm -f "$T"/root/kernels/sum/host/notes-*.txt
 
 # The one-input flaw at a matmul size the parent only samples: the worker
 # computes the reference itself (as the Sakana harness did), so the

@@ -6,6 +6,7 @@
 #   ...; pack
 lab_call_begin() {
   FINAL=${OUT:-$PWD/lab-out}
-  OUT=/tmp/$1; rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
+  export OUT=/tmp/$1 # lab/screen.sh and gpu-check.sh write under it
+  rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
 }
 pack() { tar czf "$FINAL/.call.tgz" -C "$OUT" . 2>/dev/null && mv -f "$FINAL/.call.tgz" "$FINAL/call.tgz"; }

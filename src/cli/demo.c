@@ -577,8 +577,8 @@ int kp_cli_demo(int argc, char **argv) {
     for (size_t fi = 0; fi < sizeof fams / sizeof *fams && nr < MAX_ROWS; fi++) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/kernels/%s/%s", root, fams[fi], kp_backend_name(be));
-        static char names[64][256];
-        int n = kp_list_dir(dir, names, 64);
+        kp_name *names = NULL;
+        int n = kp_list_dir(dir, &names);
         const char *bestname = NULL;
         for (int j = 0; j < n; j++) {
             char path[PATH_MAX + 256];
@@ -587,19 +587,23 @@ int kp_cli_demo(int argc, char **argv) {
                 !kp_kernel_not_best(path))
                 bestname = names[j]; /* sorted: the last is the highest number */
         }
-        if (!bestname) continue;
+        if (!bestname) {
+            free(names);
+            continue;
+        }
         row *r = &rows[nr];
         memset(r, 0, sizeof *r);
         snprintf(r->path, sizeof r->path, "%s/%s", dir, bestname);
         snprintf(r->name, sizeof r->name, "%s/%.*s", fams[fi], (int)(strlen(bestname) - strlen(ext)), bestname);
         snprintf(r->op, sizeof r->op, "%s_f32", fams[fi]);
+        free(names);
         if (wanted(filter, r->name, NULL)) nr++;
     }
     {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/exploits/%s", root, kp_backend_name(be));
-        static char names[128][256];
-        int n = kp_list_dir(dir, names, 128);
+        kp_name *names = NULL;
+        int n = kp_list_dir(dir, &names);
         for (int j = 0; j < n && nr < MAX_ROWS; j++) {
             const char *dot = strrchr(names[j], '.');
             if (!dot || strcmp(dot, ext)) continue;
@@ -610,6 +614,7 @@ int kp_cli_demo(int argc, char **argv) {
             if (!wanted(filter, r->name, names[j])) continue;
             nr++;
         }
+        free(names);
     }
     if (nr == 0 && filter) {
         fprintf(stderr, "kproof demo: no row matches --only '%s' (a comma list of parts of row or file names)\n",

@@ -1294,8 +1294,8 @@ static int find_baselines(ctx *c, part *parts, int maxp, uint64_t cand_hash) {
     size_t dl = strlen(dt);
     char lo[256] = "", hi[256] = "", lib[256] = "";
     int nlo = INT_MAX, nhi = -1;
-    static char names[64][256];
-    int nn = kp_list_dir(dir, names, 64);
+    kp_name *names = NULL;
+    int nn = kp_list_dir(dir, &names);
     for (int f = 0; f < nn; f++) {
         const char *nm = names[f];
         if (strncmp(nm, dt, dl) != 0 || nm[dl] != '-') continue;
@@ -1312,6 +1312,7 @@ static int find_baselines(ctx *c, part *parts, int maxp, uint64_t cand_hash) {
             snprintf(lib, sizeof lib, "%s", nm);
         }
     }
+    free(names);
     int np = 0;
     const char *pick[3];
     int npick = 0;

@@ -85,8 +85,10 @@ int kp_file_exists(const char *path);
  * numbered step that measured slower than an earlier one. The highest
  * number without it is the project's best (the baseline, the demo row). */
 int kp_kernel_not_best(const char *path);
-/* Names in a directory, sorted; returns how many (at most max), -1 if unreadable. */
-int kp_list_dir(const char *dir, char names[][256], int max);
+/* Every name in a directory (dot files left out), sorted, in *out (the
+ * caller frees it); returns how many, -1 if unreadable or out of memory. */
+typedef char kp_name[256];
+int kp_list_dir(const char *dir, kp_name **out);
 
 /* ---- paths and the calibration cache --------------------------------------- */
 

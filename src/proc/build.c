@@ -52,17 +52,33 @@ int kp_file_exists(const char *path) {
 
 static int cmp_names(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
 
-int kp_list_dir(const char *dir, char names[][256], int max) {
+/* Every name, however many (a folder of kernels grows with lab files):
+ * a listing cut at a fixed count, in readdir's order, once picked the
+ * wrong baseline without a word. */
+int kp_list_dir(const char *dir, kp_name **out) {
+    *out = NULL;
     DIR *d = opendir(dir);
     if (!d) return -1;
-    int n = 0;
+    int n = 0, cap = 0;
+    kp_name *names = NULL;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < max) {
+    while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue;
-        snprintf(names[n++], 256, "%s", e->d_name);
+        if (n == cap) {
+            int ncap = cap ? 2 * cap : 64;
+            kp_name *grown = realloc(names, (size_t)ncap * sizeof *names);
+            if (!grown) {
+                free(names);
+                closedir(d);
+                return -1;
+            }
+            names = grown, cap = ncap;
+        }
+        snprintf(names[n++], sizeof names[0], "%s", e->d_name);
     }
     closedir(d);
-    qsort(names, (size_t)n, 256, cmp_names);
+    if (n) qsort(names, (size_t)n, sizeof names[0], cmp_names);
+    *out = names;
     return n;
 }
 

@@ -267,7 +267,7 @@ static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 :
 /* ---- rows of exactly 1024 (22): resident warps, the next row in flight ----
  * A lane holds chunks lane, lane + 32, lane + 64, lane + 96 of a row (20's
  * layout at TPR 32); the pivot is lane 0's first value, the row's element 0,
- * as 20 reads it. The grid is at most one wave (see launch_stream). */
+ * as 20 reads it. The grid is at most one wave (see launch_stream1k). */
 #ifndef WB_REGS
 #define WB_REGS 0
 #endif

@@ -148,7 +148,7 @@ static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 :
 
 /* ---- rows of exactly 1024 (13): resident warps, the next row in flight ----
  * A lane holds chunks lane, lane + 32, lane + 64, lane + 96 of a row (12's
- * layout at TPR 32). The grid is at most one wave (see launch_stream). */
+ * layout at TPR 32). The grid is at most one wave (see launch_stream1k). */
 enum { S_BLOCK = 256, S_WARPS = S_BLOCK / 32, S_CH = 4, S_COLS = 1024 };
 static __global__ __launch_bounds__(S_BLOCK, 4) void softmax_stream1k(const kp_bf16 *__restrict__ x,
                                                                      kp_bf16 *__restrict__ y, int64_t rows) {
