@@ -91,6 +91,14 @@ check "kproof-best: no is skipped for the best baseline" has '"name": "f32-02-tr
   echo " * kproof-best: no */"; cat "$S/kernels/sum/host/f32-01-naive.c"; } >"$T/root/kernels/sum/host/f32-04-long.c"
 KPROOF_ROOT="$T/root" "$K" eval "$T/cand.c" --op sum --shape 4099 $fast --json >"$T/best.json" 2>"$T/err"
 check "kproof-best: no after 6 KB of header is skipped too" has '"name": "f32-02-tree"' "$T/best.json"
+# An exploit's header fields count however long its header (the demo once
+# read 4 KB of it and dropped the row without a word).
+mkdir -p "$T/xroot/exploits/host"
+cp -r "$S/include" "$S/kernels" "$T/xroot/"
+{ head -1 "$S/exploits/host/stale_output.c"; for i in $(seq 200); do echo " * a longer story, line $i"; done
+  tail -n +2 "$S/exploits/host/stale_output.c"; } >"$T/xroot/exploits/host/stale_output.c"
+KPROOF_ROOT="$T/xroot" "$K" demo --backend host --only stale --json "$T/xdemo.json" >"$T/out" 2>"$T/err"
+check "demo: an exploit with a 5 KB header is a row" has '"name": "stale-output"' "$T/xdemo.json"
 # ... and found among any number of other files (a folder of kernels grows
 # with generated lab variants; the listing once stopped at 64 names).
 for i in $(seq 1500); do : >"$T/root/kernels/sum/host/notes-$i.txt"; done

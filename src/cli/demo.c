@@ -90,20 +90,17 @@ static void header_field(const char *text, const char *key, char *out, size_t le
 }
 
 static int read_exploit(row *r) {
-    FILE *f = fopen(r->path, "r");
-    if (!f) return -1;
-    char text[4096];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    char *end = strstr(text, "*/");
-    if (end) *end = 0;
-    if (!strstr(text, "kproof exploit:")) return -1;
+    char *text = kp_first_comment(r->path);
+    if (!text || !strstr(text, "kproof exploit:")) {
+        free(text);
+        return -1;
+    }
     header_field(text, "kproof exploit", r->name, sizeof r->name);
     header_field(text, "op", r->op, sizeof r->op);
     header_field(text, "fools", r->fools, sizeof r->fools);
     header_field(text, "caught-by", r->caught, sizeof r->caught);
     header_field(text, "expect", r->expect, sizeof r->expect);
+    free(text);
     r->exploit = 1;
     return r->op[0] ? 0 : -1;
 }

@@ -85,6 +85,9 @@ int kp_file_exists(const char *path);
  * numbered step that measured slower than an earlier one. The highest
  * number without it is the project's best (the baseline, the demo row). */
 int kp_kernel_not_best(const char *path);
+/* The text of a file up to the end of its first comment (at most 64 KiB
+ * of the file), malloc'ed; NULL if unreadable. */
+char *kp_first_comment(const char *path);
 /* Every name in a directory (dot files left out), sorted, in *out (the
  * caller frees it); returns how many, -1 if unreadable or out of memory. */
 typedef char kp_name[256];

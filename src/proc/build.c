@@ -302,23 +302,28 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     return ret;
 }
 
-/* The marker counts in the file's first comment only, however long that
- * header grows (up to 64 KiB: a header is prose, not data). */
-int kp_kernel_not_best(const char *path) {
+/* A header is prose, not data: up to 64 KiB of it is read, however long
+ * it grows (a fixed 4 KB once cut a marker off). */
+char *kp_first_comment(const char *path) {
     FILE *f = fopen(path, "r");
-    if (!f) return 0;
+    if (!f) return NULL;
     enum { MAX_HEADER = 64 << 10 };
     char *text = malloc(MAX_HEADER + 1);
     if (!text) {
         fclose(f);
-        return 0;
+        return NULL;
     }
     size_t n = fread(text, 1, MAX_HEADER, f);
     fclose(f);
     text[n] = 0;
     char *end = strstr(text, "*/");
     if (end) *end = 0;
-    int no = strstr(text, "kproof-best: no") != NULL;
+    return text;
+}
+
+int kp_kernel_not_best(const char *path) {
+    char *text = kp_first_comment(path);
+    int no = text && strstr(text, "kproof-best: no") != NULL;
     free(text);
     return no;
 }
