@@ -766,3 +766,16 @@ for tag, minb, pad in (("96-lab-packed48", 6, 0), ("97-lab-packed64", 8, 0), ("9
             (("/* ---- rows over 32768 elements", PACKED1K + "/* ---- rows over 32768 elements", 1),
              (C1K, f"    if (VEC == 8 && cols == 1024) {{\n        layernorm_packed1k<{minb}><<<(unsigned)((rows + 7) / 8), 256, {pad}, stream>>>(x, w, b, y, rows, 0u, 0u, 0u);\n"
                    "        KP_TRY(cudaGetLastError());\n        return 0;\n    }\n" + C1K, 1)))
+# What w and b cost layernorm at 1024 columns (21 at 97.9% of copy under
+# kproof where softmax bf16 14, the same traffic, ran at 99.8%: session 10
+# call 5): 21 with the 16-byte raw loads of w and b (20's loads ahead, the
+# register kernels at 32 values a thread) replaced by constants.
+diagnostic(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-99-lab-nowb.cu", "99-lab-nowb",
+           "21 with w and b not loaded (every raw 16-byte w/b chunk is eight 1.0s).",
+           (('''    static __device__ __forceinline__ raw load_raw(const kp_bf16 *p, int64_t i) {
+        return reinterpret_cast<const uint4 *>(p)[i];
+    }
+''', '''    static __device__ __forceinline__ raw load_raw(const kp_bf16 *, int64_t) {
+        return make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u);
+    }
+''', 1),))

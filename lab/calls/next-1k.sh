@@ -5,8 +5,9 @@
 # 1. correctness of every best kernel on every shape of its op (layernorm
 #    f32 17 has not run the two rows added in session 9) and of lab 96-98
 #    (lab/gen.py: rows of 1024 kept packed, 32-64 rows an SM);
-# 2. a screen at 65536x1024: 21, lab 96/97/98, and softmax bf16 14 (the
-#    same traffic, 100.7% of a memcpy in call 3) for reference;
+# 2. a screen at 65536x1024: 21, lab 96/97/98, lab 99 (21 without w and
+#    b: a diagnostic, wrong output, what w and b cost there) and softmax
+#    bf16 14 (the same traffic, 100.7% of a memcpy in call 3);
 # 3. torch.compile's kernels for layernorm bf16 65536x1024 (launch shape
 #    and Triton source, lab/torch_kernels.py), not yet seen for bf16 there.
 # Works under /tmp, one archive back. $1: the commit.
@@ -21,6 +22,7 @@ echo "gpu-check exit $?"; grep -E "exit [0-9]+ " "$OUT/gc.log"; pack
 timeout 120 lab/screen.sh 5 30 \
   $L/bf16-21-two-pass.cu:65536:1024 $L/bf16-96-lab-packed48.cu:65536:1024 \
   $L/bf16-97-lab-packed64.cu:65536:1024 $L/bf16-98-lab-packed32.cu:65536:1024 \
+  $L/bf16-99-lab-nowb.cu:65536:1024 \
   $S/bf16-14-keep-x.cu:65536:1024 >"$OUT/screen.log" 2>&1
 echo "screen exit $?"; cat "$OUT/screen.txt" 2>/dev/null; pack
 timeout 140 python3 lab/torch_kernels.py "$OUT/tk" layernorm:bf16:65536:1024 >"$OUT/tk.log" 2>&1
