@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Prepared in session 9, not yet run: issue 5's table with torch judged on
+# Prepared in session 9; session 10 ran it as call 5 (results/
+# 2026-12-01-h200-session10/call5-79279bb): issue 5's table with torch judged on
 # its device time (bench/torch_baselines.py records it since session 9;
 # scripts/summarize.py uses it): calibrate, the best kernel of each op and
 # dtype at the canonical shapes, torch eager / compile /
 # max-autotune-no-cudagraphs, in one run (about 350 s cold).
 # $1: the commit, for env.txt; $2: the bf16 layernorm (default bf16-21);
-# $3: the bf16 softmax (default bf16-14). Session 10 ran it as call 5.
+# $3: the bf16 softmax (default bf16-14).
 set -u
 OUT=${OUT:-$PWD/gpu-out}
 KP_COMMIT=${1:-unknown} \

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prepared in session 9, not yet run: layernorm bf16 21 (torch.compile's
+# Prepared in session 9, run as session 10's call 1
+# (results/2026-12-01-h200-session10/call1-a30451d): layernorm bf16 21 (torch.compile's
 # two-read structure for rows of 12K-32K, four rows an SM) and lab 52/53
 # (1024-column rows on 64 / 128 threads) under the rigorous correctness
 # check on every shape of the op, then a screen against 20 where torch's

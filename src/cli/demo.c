@@ -584,17 +584,15 @@ int kp_cli_demo(int argc, char **argv) {
                 !kp_kernel_not_best(path))
                 bestname = names[j]; /* sorted: the last is the highest number */
         }
-        if (!bestname) {
-            free(names);
-            continue;
+        if (bestname) {
+            row *r = &rows[nr];
+            memset(r, 0, sizeof *r);
+            snprintf(r->path, sizeof r->path, "%s/%s", dir, bestname);
+            snprintf(r->name, sizeof r->name, "%s/%.*s", fams[fi], (int)(strlen(bestname) - strlen(ext)), bestname);
+            snprintf(r->op, sizeof r->op, "%s_f32", fams[fi]);
+            if (wanted(filter, r->name, NULL)) nr++;
         }
-        row *r = &rows[nr];
-        memset(r, 0, sizeof *r);
-        snprintf(r->path, sizeof r->path, "%s/%s", dir, bestname);
-        snprintf(r->name, sizeof r->name, "%s/%.*s", fams[fi], (int)(strlen(bestname) - strlen(ext)), bestname);
-        snprintf(r->op, sizeof r->op, "%s_f32", fams[fi]);
         free(names);
-        if (wanted(filter, r->name, NULL)) nr++;
     }
     {
         char dir[PATH_MAX];
