@@ -779,3 +779,89 @@ diagnostic(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-99-lab-nowb.cu", "99-lab-nowb"
         return make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u);
     }
 ''', 1),))
+# ---- session 11: rows of 1024 that share w and b ---------------------------
+# Session 11 call 1: 21 without w and b (lab 99, wrong output) ran 63.30 us
+# at 65536x1024 against 21's 64.13 (100.8% / 99.5% of a memcpy): w and b
+# cost 1.3%. max-autotune's kernel there (call 1, tk/): two rows a
+# 128-thread program, 40 registers, w and b loaded once for both rows, 8
+# columns a thread a row, 62.91 us. Lab 48-51: R rows a 128-thread block,
+# each thread one 16-byte chunk of each row and one of w and of b; a
+# chunk's mean and M2 by two passes over its 8 registers (21's two-read
+# kernel), merged over the warp, then over the four warps in one barrier.
+SHARE1K = r'''/* ---- LAB: R rows of 1024 a 128-thread block, w and b loaded once -----
+ * z is 0 at every launch; ptxas cannot know it, so the output pass
+ * unpacks the row's words again (XOR z) instead of keeping 8 R floats. */
+template <int R, bool EARLY>
+static __global__ __launch_bounds__(128) void layernorm_share1k(
+    const kp_bf16 *__restrict__ x, const kp_bf16 *__restrict__ w, const kp_bf16 *__restrict__ b,
+    kp_bf16 *__restrict__ y, int64_t rows, uint32_t z) {
+    __shared__ float2 sh[R][4];
+    const int t = (int)threadIdx.x, lane = t & 31, warp = t >> 5;
+    const int64_t r0 = (int64_t)blockIdx.x * R;
+    const uint64_t pol = evict_last_policy();
+    uint4 raw[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) { /* rows past the end read the last row, write nothing */
+        const int64_t row = r0 + r < rows ? r0 + r : rows - 1;
+        raw[r] = ld16_hint(reinterpret_cast<const uint4 *>(x + row * 1024) + t, pol);
+    }
+    const uint4 wr = reinterpret_cast<const uint4 *>(w)[t], br = reinterpret_cast<const uint4 *>(b)[t];
+    float m[R], q[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        float v[8];
+        vec<8>::unpack(raw[r], v);
+        m[r] = (((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]))) * 0.125f;
+        /* EARLY: ptxas sinks w's and b's loads past the barrier to their
+         * use; +0.0f made of their bits (AND z) here keeps them with x's. */
+        if (EARLY && r == 0) m[0] += __uint_as_float((wr.x | br.x) & z);
+        q[r] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const float e = v[j] - m[r];
+            q[r] = fmaf(e, e, q[r]);
+        }
+    }
+    float c = 8.0f;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1, c *= 2.0f)
+#pragma unroll
+        for (int r = 0; r < R; r++) merge_equal(m[r], q[r], c, o);
+    if (lane == 0)
+#pragma unroll
+        for (int r = 0; r < R; r++) sh[r][warp] = make_float2(m[r], q[r]);
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const float2 s = sh[r][lane & 3];
+        m[r] = s.x;
+        q[r] = s.y;
+        merge_equal(m[r], q[r], 256.0f, 1);
+        merge_equal(m[r], q[r], 512.0f, 2);
+    }
+    float wv[8], bv[8];
+    vec<8>::unpack(wr, wv);
+    vec<8>::unpack(br, bv);
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        if (r0 + r >= rows) break;
+        const float rstd = 1.0f / sqrtf(q[r] / 1024.0f + (float)KP_LAYERNORM_EPS);
+        float v[8];
+        const uint4 rz = make_uint4(raw[r].x ^ z, raw[r].y ^ z, raw[r].z ^ z, raw[r].w ^ z);
+        vec<8>::unpack(rz, v);
+#pragma unroll
+        for (int j = 0; j < 8; j++) v[j] = fmaf((v[j] - m[r]) * rstd, wv[j], bv[j]);
+        reinterpret_cast<uint4 *>(y + (r0 + r) * 1024)[t] = make_uint4(pack2(v), pack2(v + 2), pack2(v + 4), pack2(v + 6));
+    }
+}
+
+'''
+# Lab 47: 51 with w's and b's loads where ptxas puts them (after the
+# barrier). ptxas (sm_90a) registers, no spill: see each file's header.
+for tag, r, early in (("51-lab-share2", 2, "true"), ("50-lab-share3", 3, "true"), ("49-lab-share4", 4, "true"),
+                      ("48-lab-share8", 8, "true"), ("47-lab-share2sunk", 2, "false")):
+    variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-{tag}.cu",
+            f"LAB {tag}: 21 with {r} rows of 1024 a 128-thread block sharing w and b (loaded early: {early}).",
+            (("/* ---- rows over 32768 elements", SHARE1K + "/* ---- rows over 32768 elements", 1),
+             (C1K, f"    if (VEC == 8 && cols == 1024) {{\n        layernorm_share1k<{r}, {early}><<<(unsigned)((rows + {r - 1}) / {r}), 128, 0, stream>>>(x, w, b, y, rows, 0u);\n"
+                   "        KP_TRY(cudaGetLastError());\n        return 0;\n    }\n" + C1K, 1)))

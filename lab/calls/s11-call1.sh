@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prepared in session 10, not yet run: the last of issue 5's targets,
+# Prepared in session 10 as next-1k.sh; session 11 ran it as call 1
+# (results/2026-12-01-h200-session11/call1-737a17a). The last of issue 5's targets,
 # layernorm bf16 at 65536x1024 (session 10 call 5: 21 at 63.94 us [63.34,
 # 64.43] against max-autotune's 63.41, a tie). In one call, about 450 s (at most 580):
 # 1. correctness of every best kernel on every shape of its op (layernorm
