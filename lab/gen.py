@@ -865,3 +865,38 @@ for tag, r, early in (("51-lab-share2", 2, "true"), ("50-lab-share3", 3, "true")
             (("/* ---- rows over 32768 elements", SHARE1K + "/* ---- rows over 32768 elements", 1),
              (C1K, f"    if (VEC == 8 && cols == 1024) {{\n        layernorm_share1k<{r}, {early}><<<(unsigned)((rows + {r - 1}) / {r}), 128, 0, stream>>>(x, w, b, y, rows, 0u);\n"
                    "        KP_TRY(cudaGetLastError());\n        return 0;\n    }\n" + C1K, 1)))
+# Session 11 call 2 (c9385fa): every lab 47-51 PASSes, and every one is
+# slower than 21 at 65536x1024 (64.22 us): 51 70.08, 47 70.85, 50 67.07,
+# 49 66.53, 48 77.06; max-autotune ran 51's layout (call 1) in 62.91.
+# What else its kernel does: x by a plain coherent load with no L2 hint,
+# w and b at L2 evict_last, and an approximate rsqrt. Lab 46 does all
+# three in 51; 45 only x's plain load; 44 only rsqrtf; 43 is 21 with
+# rsqrtf (its rows' 1.0f / sqrtf is MUFU.RSQ, MUFU.RCP and two slow-path
+# branches).
+X_HINT = "        raw[r] = ld16_hint(reinterpret_cast<const uint4 *>(x + row * 1024) + t, pol);\n"
+X_PLAIN = ('''        const uint4 *p = reinterpret_cast<const uint4 *>(x + row * 1024) + t;
+        asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(raw[r].x), "=r"(raw[r].y), "=r"(raw[r].z), "=r"(raw[r].w) : "l"(p));
+''')
+WB_PLAIN = "    const uint4 wr = reinterpret_cast<const uint4 *>(w)[t], br = reinterpret_cast<const uint4 *>(b)[t];\n"
+WB_LAST = "    const uint4 wr = ld16_hint(reinterpret_cast<const uint4 *>(w) + t, pol), br = ld16_hint(reinterpret_cast<const uint4 *>(b) + t, pol);\n"
+RSQ_OLD = "        const float rstd = 1.0f / sqrtf(q[r] / 1024.0f + (float)KP_LAYERNORM_EPS);\n"
+RSQ_NEW = "        const float rstd = rsqrtf(q[r] / 1024.0f + (float)KP_LAYERNORM_EPS);\n"
+for tag, what, swaps in (("46-lab-share2tri", "x plain, w and b at evict_last, rsqrtf", ((X_HINT, X_PLAIN, 1), (WB_PLAIN, WB_LAST, 1), (RSQ_OLD, RSQ_NEW, 1))),
+                         ("45-lab-share2xplain", "x by a plain coherent load", ((X_HINT, X_PLAIN, 1),)),
+                         ("44-lab-share2rsq", "rsqrtf", ((RSQ_OLD, RSQ_NEW, 1),))):
+    body = SHARE1K
+    for old, new, count in swaps:
+        assert body.count(old) == count, (tag, old)
+        body = body.replace(old, new)
+    variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-{tag}.cu", f"LAB {tag}: 51 with {what}.",
+            (("/* ---- rows over 32768 elements", body + "/* ---- rows over 32768 elements", 1),
+             (C1K, "    if (VEC == 8 && cols == 1024) {\n        layernorm_share1k<2, true><<<(unsigned)((rows + 1) / 2), 128, 0, stream>>>(x, w, b, y, rows, 0u);\n"
+                   "        KP_TRY(cudaGetLastError());\n        return 0;\n    }\n" + C1K, 1)))
+variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-43-lab-rsq.cu", "LAB 43-lab-rsq: 21 with rsqrtf in its register kernels.",
+        (("    const float rstd = 1.0f / sqrtf(var + (float)KP_LAYERNORM_EPS);\n",
+          "    const float rstd = rsqrtf(var + (float)KP_LAYERNORM_EPS);\n", 1),))
+# Lab 42: 21 with x's loads in its register kernels at no L2 hint (19 put
+# them at evict_last; max-autotune's kernel gives x none).
+variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-42-lab-xnohint.cu", "LAB 42-lab-xnohint: 21 with x loaded at no L2 hint in its register kernels.",
+        (("            vec<VEC>::load_keep(xr, i, &v[k * VEC], pol);\n", "            vec<VEC>::load(xr, i, &v[k * VEC]);\n", 1),))
