@@ -994,3 +994,29 @@ variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-38-lab-smemwb.cu", "LAB 38-lab-sm
         (("/* ---- rows over 32768 elements", SMEM1K + "/* ---- rows over 32768 elements", 1),
          (C1K, "    if (VEC == 8 && cols == 1024) {\n        layernorm_smem1k<<<(unsigned)((rows + 7) / 8), 256, 0, stream>>>(x, w, b, y, rows);\n"
                "        KP_TRY(cudaGetLastError());\n        return 0;\n    }\n" + C1K, 1)))
+# Session 11 call 4 (5ab722a): 38 (w and b staged in shared memory) 63.74
+# us against 21's 64.13 (100.1% / 99.5% of a memcpy), as fast as softmax
+# bf16 14 (63.74); the L1 hints did nothing (41 64.19, 40 64.26, 39
+# 64.13); 43 (rsqrtf) 63.97. Lab 37: 38 with rsqrtf; 36 and 35: 37 in
+# blocks of 16 and 4 rows.
+SMEM_T = SMEM1K.replace("static __global__ __launch_bounds__(256, 4) void layernorm_smem1k(",
+                        "template <int BLOCK>\nstatic __global__ __launch_bounds__(BLOCK, 1024 / BLOCK) void layernorm_smem1k(")
+for a, bb in (("    int64_t row = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;\n",
+               "    int64_t row = (int64_t)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32;\n"),
+              ('''    if (threadIdx.x < 128) sw[threadIdx.x] = reinterpret_cast<const uint4 *>(w)[threadIdx.x];
+    else sb[threadIdx.x - 128] = reinterpret_cast<const uint4 *>(b)[threadIdx.x - 128];
+''', '''    for (int i = (int)threadIdx.x; i < 256; i += BLOCK) {
+        if (i < 128) sw[i] = reinterpret_cast<const uint4 *>(w)[i];
+        else sb[i - 128] = reinterpret_cast<const uint4 *>(b)[i - 128];
+    }
+'''),
+              ("    const float rstd = 1.0f / sqrtf(q / 1024.0f + (float)KP_LAYERNORM_EPS);\n",
+               "    const float rstd = rsqrtf(q / 1024.0f + (float)KP_LAYERNORM_EPS);\n")):
+    assert SMEM_T.count(a) == 1, a
+    SMEM_T = SMEM_T.replace(a, bb)
+for tag, blk in (("37-lab-smemrsq", 256), ("36-lab-smem16", 512), ("35-lab-smem4", 128)):
+    variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-{tag}.cu",
+            f"LAB {tag}: 38 with rsqrtf, {blk // 32} rows a block.",
+            (("/* ---- rows over 32768 elements", SMEM_T + "/* ---- rows over 32768 elements", 1),
+             (C1K, f"    if (VEC == 8 && cols == 1024) {{\n        layernorm_smem1k<{blk}><<<(unsigned)((rows + {blk // 32 - 1}) / {blk // 32}), {blk}, 0, stream>>>(x, w, b, y, rows);\n"
+                   "        KP_TRY(cudaGetLastError());\n        return 0;\n    }\n" + C1K, 1)))
