@@ -15,7 +15,9 @@
 # KP_KERNELS (regex on the file path) and KP_BUDGET (seconds of timing per
 # shape, default 3; KP_BUDGET_<family> for one op) narrow the kernels stage, KP_EVAL_ARGS adds eval
 # arguments (commas for spaces: --shape-set,canonical,--dist,normal);
-# KP_CORRECT_KERNELS (default KP_KERNELS) narrows the correct stage;
+# KP_CORRECT_KERNELS (default KP_KERNELS) narrows the correct stage and
+# KP_CORRECT_ARGS adds its eval arguments (e.g. --shape,2x20480: shapes
+# added to an op after its older kernels were checked);
 # KP_DEMO_ARGS, KP_DEMO_TIMEOUT, KP_TORCH_OPS, KP_TORCH_BUDGET (seconds per
 # mode and shape), KP_TORCH_TIMEOUT, KP_TORCH_KERNELS (non-empty: record the
 # kernels each torch mode launched; such a run's torch times explain, they
@@ -83,6 +85,7 @@ EXT=$([ "$KP_BACKEND" = cuda ] && echo cu || echo c)
 # Optional settings (commas stand for spaces in the *_ARGS ones).
 KP_KERNELS=${KP_KERNELS:-}
 KP_CORRECT_KERNELS=${KP_CORRECT_KERNELS:-$KP_KERNELS}
+export KP_CORRECT_ARGS=${KP_CORRECT_ARGS:-}
 KP_EVAL_ARGS=${KP_EVAL_ARGS:-}
 KP_DEMO_ARGS=${KP_DEMO_ARGS:-}
 export KP_BACKEND
@@ -212,7 +215,7 @@ stage_correct() {
   # KP_JOBS evaluations at once: each holds the float64 references of the
   # largest shapes in memory; 9 at once on a 128 GiB machine had one killed
   # (exit 137) in session 5.
-  kernel_files "$KP_CORRECT_KERNELS" | xargs -P "${KP_JOBS:-4}" -I{} bash -c 'eval_kernel "$1" "$2" --correctness' _ {} "$R/correct"
+  kernel_files "$KP_CORRECT_KERNELS" | xargs -P "${KP_JOBS:-4}" -I{} bash -c 'eval_kernel "$1" "$2" --correctness ${KP_CORRECT_ARGS//,/ }' _ {} "$R/correct"
 }
 
 # Every project CUDA kernel, rigorous, every shape of its op.
