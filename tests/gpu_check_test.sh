@@ -95,6 +95,18 @@ assert demo["rows"][0]["cells"][-1]["verdict"] == "WRONG", demo["rows"][0]["cell
 assert "medians_us" in open(f"{d}/repro/summary.txt").read()
 PY
 grep -q 'torch: needs a GPU, skipped' "$T/out/log.txt" || fail "the torch stage did not say it was skipped"
+# KP_CORRECT_ARGS reaches the correct stage's evaluations: exactly the
+# shapes it names (session 11 checked the layernorm history this way on
+# two shapes added after those kernels were written).
+OUT=$T/ca KP_RUN_DIR=$T/carun BUILD=$BUILD KP_BACKEND=host KP_CORRECT_KERNELS='sum/host/f32-02' \
+  KP_CORRECT_ARGS=--shape,1000,--shape,4097 bash scripts/gpu-check.sh correct >/dev/null 2>&1 \
+  || fail "the correct stage with KP_CORRECT_ARGS exited $?"
+python3 - "$T/carun/correct/sum-f32-02-tree.json" <<'PY' || fail "KP_CORRECT_ARGS did not pick the shapes"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["verdict"] == "PASS", (r["verdict"], r.get("detail"))
+assert [s["shape"] for s in r["shapes"]] == [[1000], [4097]], [s["shape"] for s in r["shapes"]]
+PY
 # The demo's progress into a file: one line per cell (7 modes of 1 row), no
 # carriage returns, then the closing line.
 [ "$(grep -cE '^\[demo\] +[1-7]/7  stale-output ' "$T/x/demo.err")" -eq 7 ] \
