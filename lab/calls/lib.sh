@@ -10,3 +10,10 @@ lab_call_begin() {
   rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
 }
 pack() { tar czf "$FINAL/.call.tgz" -C "$OUT" . 2>/dev/null && mv -f "$FINAL/.call.tgz" "$FINAL/call.tgz"; }
+# The commit given as $1 and the GPU into $OUT/commit.txt, for a call that
+# runs no gpu-check (whose env.txt says both). The device's copy has a
+# stale .git, so the commit is the argument, not git log.
+lab_stamp() {
+  echo "commit ${1:-unknown}" >"$OUT/commit.txt"
+  nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader >>"$OUT/commit.txt" 2>&1
+}

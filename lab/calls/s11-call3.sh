@@ -10,8 +10,7 @@ set -u
 . "$(dirname "$0")/lib.sh"; lab_call_begin s11c3
 python3 lab/gen.py >/dev/null || echo "gen.py failed"
 L=kernels/layernorm/cuda S=kernels/softmax/cuda
-echo "commit ${1:-unknown}" >"$OUT/commit.txt" # the device copy's .git is stale
-nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader >>"$OUT/commit.txt" 2>&1
+lab_stamp "${1:-}"
 timeout 240 lab/screen.sh 5 30 \
   $L/bf16-21-two-pass.cu:65536:1024 $L/bf16-51-lab-share2.cu:65536:1024 $L/bf16-46-lab-share2tri.cu:65536:1024 \
   $L/bf16-45-lab-share2xplain.cu:65536:1024 $L/bf16-44-lab-share2rsq.cu:65536:1024 \

@@ -8,8 +8,7 @@ set -u
 . "$(dirname "$0")/lib.sh"; lab_call_begin s11c4
 python3 lab/gen.py >/dev/null || echo "gen.py failed"
 L=kernels/layernorm/cuda S=kernels/softmax/cuda
-echo "commit ${1:-unknown}" >"$OUT/commit.txt"
-nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader >>"$OUT/commit.txt" 2>&1
+lab_stamp "${1:-}"
 timeout 240 lab/screen.sh 5 30 \
   $L/bf16-21-two-pass.cu:65536:1024 $L/bf16-43-lab-rsq.cu:65536:1024 $L/bf16-41-lab-xna.cu:65536:1024 \
   $L/bf16-40-lab-wbl1.cu:65536:1024 $L/bf16-39-lab-l1both.cu:65536:1024 $L/bf16-38-lab-smemwb.cu:65536:1024 \

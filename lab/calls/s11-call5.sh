@@ -7,8 +7,7 @@ set -u
 . "$(dirname "$0")/lib.sh"; lab_call_begin s11c5
 python3 lab/gen.py >/dev/null || echo "gen.py failed"
 L=kernels/layernorm/cuda S=kernels/softmax/cuda
-echo "commit ${1:-unknown}" >"$OUT/commit.txt"
-nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader >>"$OUT/commit.txt" 2>&1
+lab_stamp "${1:-}"
 timeout 240 lab/screen.sh 7 30 \
   $L/bf16-21-two-pass.cu:65536:1024 $L/bf16-38-lab-smemwb.cu:65536:1024 $L/bf16-37-lab-smemrsq.cu:65536:1024 \
   $L/bf16-36-lab-smem16.cu:65536:1024 $L/bf16-35-lab-smem4.cu:65536:1024 \
