@@ -5,7 +5,7 @@
 #       "all" = build,device,calibrate,init,correct,kernels,exploits,torch,dobench,repro
 #
 # correct: every project CUDA kernel, correctness only (every shape of its
-# op, no timing), KP_JOBS at a time (default 4): parallel is fine there
+# op unless KP_CORRECT_ARGS names others, no timing), KP_JOBS at a time (default 4): parallel is fine there
 # since nothing is timed. kernels: the same kernels timed, one at a time.
 # CUDA_VISIBLE_DEVICES picks the GPU; scripts/gpu-check-2.sh splits the
 # stages over two GPUs.
@@ -131,6 +131,8 @@ stamp "env"
     fi
   fi
   echo "backend: $KP_BACKEND"
+  # What narrows the correct stage's shapes (its summary heading says so).
+  [ -n "$KP_CORRECT_ARGS" ] && echo "correct args: ${KP_CORRECT_ARGS//,/ }"
   if [ "$KP_BACKEND" = cuda ]; then
     nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu --format=csv
     nvcc --version | tail -1

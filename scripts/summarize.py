@@ -136,7 +136,12 @@ def main():
 
     corr = sorted(glob.glob(os.path.join(run, "correct", "*.json")))
     if corr:
-        out.append("\n## Correctness of every project kernel on every shape of its op (no timing)\n")
+        narrowed = re.search(r"^correct args: (.*)$", env, re.M)
+        if narrowed:  # KP_CORRECT_ARGS picked the shapes
+            out.append("\n## Correctness of every project kernel on the shapes `%s` picks (no timing)\n"
+                       % narrowed.group(1).strip())
+        else:
+            out.append("\n## Correctness of every project kernel on every shape of its op (no timing)\n")
         out.append("| kernel | verdict | shapes | worst err/tol | check | detail |")
         out.append("| --- | --- | --- | --- | --- | --- |")
         for p in corr:

@@ -98,10 +98,14 @@ grep -q 'torch: needs a GPU, skipped' "$T/out/log.txt" || fail "the torch stage 
 # KP_CORRECT_ARGS reaches the correct stage's evaluations: exactly the
 # shapes it names (session 11 checked the layernorm history this way on
 # two shapes added after those kernels were written).
+cafail() { tail -20 "$T/ca/log.txt" 2>/dev/null; fail "$@"; } # fail shows the main run's log
 OUT=$T/ca KP_RUN_DIR=$T/carun BUILD=$BUILD KP_BACKEND=host KP_CORRECT_KERNELS='sum/host/f32-02' \
   KP_CORRECT_ARGS=--shape,1000,--shape,4097 bash scripts/gpu-check.sh correct >/dev/null 2>&1 \
-  || fail "the correct stage with KP_CORRECT_ARGS exited $?"
-python3 - "$T/carun/correct/sum-f32-02-tree.json" <<'PY' || fail "KP_CORRECT_ARGS did not pick the shapes"
+  || cafail "the correct stage with KP_CORRECT_ARGS exited $?"
+grep -q '^correct args: --shape 1000 --shape 4097$' "$T/carun/env.txt" || cafail "env.txt does not say KP_CORRECT_ARGS"
+grep -q 'on the shapes `--shape 1000 --shape 4097` picks' "$T/ca/summary.md" \
+  || cafail "the summary's correctness heading claims every shape of the op"
+python3 - "$T/carun/correct/sum-f32-02-tree.json" <<'PY' || cafail "KP_CORRECT_ARGS did not pick the shapes"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["verdict"] == "PASS", (r["verdict"], r.get("detail"))

@@ -2,7 +2,8 @@
 # Session 11, call 7: every numbered layernorm CUDA kernel (f32 and bf16,
 # the whole history) on the two shapes session 9 added to the op
 # (2x20480, 2x28672), which the kernels before f32 17 and bf16 21 never
-# ran; with the 30 older shapes, every shape of the op. Correctness only
+# ran (the older ones also missed session 7's edge shapes: call 8 and
+# next-history.sh). Correctness only
 # (scripts/gpu-check.sh's correct stage, KP_CORRECT_ARGS). About 200 s
 # cold. $1: the commit.
 set -u

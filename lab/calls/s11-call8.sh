@@ -8,6 +8,8 @@
 # set, then the canonical set for the ones with no committed record of it.
 # Correctness only; within about 180 s of device time (the session's
 # last), so each part has its own time limit and is packed as it ends.
+# It ran out (results/2026-12-01-h200-session11/call8-1c4668e): layernorm
+# bf16 01-12 finished, all PASS; next-history.sh runs the rest.
 # $1: the commit.
 set -u
 . "$(dirname "$0")/lib.sh"; lab_call_begin s11c8

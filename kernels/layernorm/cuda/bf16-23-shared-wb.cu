@@ -6,7 +6,8 @@
  * reads them from there; 1 / sqrt is rsqrtf. Other widths: 21's code.
  * Why: at 65536x1024, 21 without w and b (a wrong-output diagnostic, lab
  * 99) ran 63.30 us against 21's 64.13 (results/2026-12-01-h200-session11/
- * call1-737a17a): w and b, L1 hits that every warp loads for its row,
+ * call1-737a17a): w and b, which every warp loads for its row (through
+ * L1; its hit rate there is not measured),
  * cost 1.3%. L1 placement hints on x, w and b changed nothing (call4-
  * 5ab722a); max-autotune's layout (two rows a 128-thread block, w and b
  * in registers for both) ran 66.5-77.1 us here (call2-c9385fa). Staged in
@@ -23,8 +24,9 @@
  * Measured (results/2026-12-01-h200-session11/call6-293ebfe, one run,
  * torch on its device time): PASS on all 32 shapes of the op (worst 0.249
  * of the tolerance); 63.46 us [62.94, 63.90] at 65536x1024 (99.3% of
- * copy) against max-autotune's 63.70 [63.52, 63.94]: 0.7% less time than
- * 21's 63.94 in session 10's table, a win by the medians only. 66.77 /
+ * copy) against max-autotune's 63.70 [63.52, 63.94], a win by the medians
+ * only; 0.8% less time than 21's 63.94 in session 10's table (another
+ * run, another GPU). 66.77 /
  * 64.50 us at 4096x16384 / 16384x4096 (21's code) against 67.20 / 66.32.
  */
 #include <kproof/kernel.h>
