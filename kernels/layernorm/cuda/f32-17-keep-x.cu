@@ -40,6 +40,10 @@
  * enqueue time. On torch's device time (call7-0abfcfa, one run): 125.42
  * [125.06, 125.87] / 124.75 / 126.82 us against the best torch's 125.95 /
  * 126.62 / 129.74 (max-autotune, compile, max-autotune): all met.
+ * Session 11 call6-293ebfe: 126.18 [125.86, 126.50] at 16384x4096, met by
+ * the medians only against max-autotune's 126.29; session 12
+ * call2-e090e54 (another GPU): 125.50 [125.12, 125.82] / 125.14 / 127.50
+ * us against 126.24 / 126.56 / 130.24: all met.
  * PASS on all 30 shapes, misaligned calls included (call3-51f4b03/gc.run/correct;
  * session 9 call3-fffcf91/correct).
  */
