@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Prepared in session 11, not yet run: the last check of issue 5, every
+# Prepared in session 11 (as next-history.sh), run as session 12 call 1
+# (results/2026-12-01-h200-session12/call1-0d62826: the 57 edge runs and
+# 9 of the 11 canonical ones PASS; s12-call3.sh ran the other 2). The last
+# check of issue 5, every
 # numbered softmax, layernorm and sum CUDA kernel (the whole history, not
 # only the best) passing every shape of its op. The committed results
 # show the older kernels never ran the launch-branch edge shapes added in
