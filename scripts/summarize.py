@@ -99,10 +99,71 @@ def timing_table(out, title, files, copy_gbs, best):
                 rank = (s.get("verdict") == "NOISY", t["median_s"])
                 if key not in best or rank < (best[key][1].endswith("~"), best[key][0]):
                     best[key] = (t["median_s"], name + ("~" if s.get("verdict") == "NOISY" else ""), t.get("gbs"),
-                                 t.get("lo_s"), t.get("hi_s"), t.get("sol_time_s"))
+                                 t.get("lo_s"), t.get("hi_s"), t.get("sol_time_s"), b)
         v = d.get("verdict")
         if v != "PASS":
             out.append("| %s | **%s** %s | | %s | | | | | |" % (name, v, d.get("check", ""), (d.get("detail") or "")[:160].replace("|", "/").replace("\n", " ")))
+
+
+# ANCHORS.md's matmul targets: (dtype, shape) -> the fraction of cuBLAS
+# the project's best must reach in its own eval (cuBLAS interleaved), or
+# "compile" where the target is torch.compile's time in the same run.
+MATMUL_TARGETS = {
+    ("f32", (4096, 4096, 4096)): 1.0, ("f32", (8192, 8192, 8192)): 1.0, ("f32", (4095, 4095, 4095)): 1.0,
+    ("bf16", (4096, 4096, 4096)): 0.95, ("bf16", (8192, 8192, 8192)): 0.95, ("bf16", (4095, 4095, 4095)): "compile",
+}
+
+
+def matmul_verdict(ratio, lo, hi, need, what):
+    """ratio = reference time / kernel time (>= need is met), with its 95% interval."""
+    if ratio >= need:
+        return "met" if lo is None or lo >= need else "met by the ratio's median only (its interval reaches below %s)" % what
+    if hi is not None and hi >= need:
+        return "not met (a tie: the ratio's interval reaches %s)" % what
+    return "not met"
+
+
+def matmul_table(out, best, torch_rows):
+    """The best project matmul per dtype and shape against cuBLAS (the
+    baseline kproof interleaves in that kernel's own eval) and, where
+    ANCHORS.md's target is torch.compile, against its time in this run."""
+    keys = sorted(k for k in best if k[0] == "matmul")
+    if not keys:
+        return
+    out.append("\n## Best project matmul vs cuBLAS (interleaved in the same eval)\n")
+    out.append("Targets (ANCHORS.md): fp32 at least cuBLAS at 4096^3, 8192^3 and 4095^3; bf16 at least 0.95x cuBLAS "
+               "at 4096^3 and 8192^3 and at least torch.compile at 4095^3 (torch on its device time); none at "
+               "8192x1024x8192. A kernel whose timing never settled (\"~\") is not counted.\n")
+    out.append("| dtype | shape | project best | TFLOP/s | cuBLAS | best / cuBLAS [95% CI] | target |")
+    out.append("| --- | --- | --- | --- | --- | --- | --- |")
+    for key in keys:
+        _, dt, shape = key
+        med, name, _, lo, hi, _, base = best[key]
+        tflops = 2.0 * shape[0] * shape[1] * shape[2] / med / 1e12 if len(shape) == 3 else 0
+        cub = base if base and "cublas" in (base.get("name") or "") and base.get("speedup") else None
+        need = MATMUL_TARGETS.get((dt, shape))
+        if need is None:
+            met = "-"
+        elif name.endswith("~"):
+            met = "not met (the timing never settled)"
+        elif need == "compile":
+            comp = (torch_rows.get(("matmul", dt, shape)) or {}).get("compile")
+            if not comp:
+                met = "not judged (no torch.compile time in this run)"
+            else:
+                met = matmul_verdict(comp["median_s"] / med, comp["median_s"] / hi if hi else None,
+                                     comp["median_s"] / lo if lo else None, 1.0, "torch.compile's %s" % fmt_t(comp["median_s"]))
+                if met.startswith("met") and unsettled(comp) and comp["lo_s"] < med:
+                    met = "undecided (torch.compile never settled, and its interval reaches below this median)"
+        elif not cub:
+            met = "not judged (no cuBLAS baseline in this kernel's eval)"
+        else:
+            met = matmul_verdict(cub["speedup"], cub.get("speedup_lo"), cub.get("speedup_hi"), need, "%.2fx" % need)
+        out.append("| %s | %s | %s %s [%s, %s] | %.0f | %s | %s | %s |" % (
+            dt, "x".join(map(str, shape)), name, fmt_t(med), fmt_t(lo), fmt_t(hi), tflops,
+            fmt_t(cub["median_s"]) if cub else "-",
+            "%.3fx [%.3f, %.3f]" % (cub["speedup"], cub.get("speedup_lo") or 0, cub.get("speedup_hi") or 0) if cub else "-",
+            met))
 
 
 def main():
@@ -156,6 +217,8 @@ def main():
                 name, d.get("verdict"), len(shapes), worst, d.get("check", ""),
                 (d.get("detail") or "")[:140].replace("|", "/").replace("\n", " ")))
 
+    matmul_table(out, best, torch_rows)
+
     if torch_rows:
         out.append("\n## Best project kernel vs torch (same cold protocol, same run)\n")
         out.append("Medians with 95% intervals. SoL: the op's bytes at the measured copy bandwidth. "
@@ -193,8 +256,8 @@ def main():
             tbest = min((r["median_s"] for r in modes.values()), default=None)
             ratio = "%.2fx" % (tbest / b[0]) if b and tbest else "-"
             pct = 100 * b[2] / copy_gbs if b and copy_gbs and b[2] else None
-            met = "-"
-            if b and tbest and pct is not None:
+            met = "-" if op != "matmul" else "see the matmul table"
+            if b and tbest and pct is not None and op != "matmul":
                 settled = not b[1].endswith("~")
                 # The time a win is judged against: the best torch for softmax
                 # and layernorm (and 90% of copy); eager for sums under 2^28
