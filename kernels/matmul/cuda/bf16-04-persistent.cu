@@ -10,9 +10,11 @@
  *     the tiles blockIdx.x, + gridDim.x, ... in 03's grouped order. The
  *     stage ring and its barrier phases run on across tiles, so the
  *     producer fills the next tile's stages while the consumers write the
- *     last tile's C; in 03 every block paid the ring's fill and its
- *     epilogue with the tensor cores idle, and the last of 3.9 waves ran
- *     part-empty.
+ *     last tile's C; in 03 every block paid the ring's fill with the
+ *     tensor cores idle. The epilogue itself still stalls them (both
+ *     consumers work on one tile), and the tiles are dealt round-robin, so
+ *     the last round at 4096^3 (512 tiles, 132 SMs) still has 116 busy:
+ *     that needs a ping-pong schedule or stream-K, not this.
  * Everything else is 03's: 128x256x64 tiles, 4 stages of 48 KiB, copy-
  * engine loads with the 128-byte swizzle, wgmma.m64n256k16 with B
  * N-major, setmaxnreg 40 / 232, 02's code where rows are not 16-byte
