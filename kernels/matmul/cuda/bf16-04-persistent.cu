@@ -19,6 +19,10 @@
  * engine loads with the 128-byte swizzle, wgmma.m64n256k16 with B
  * N-major, setmaxnreg 40 / 232, 02's code where rows are not 16-byte
  * aligned or K > 8192.
+ * setmaxnreg 40 / 232 adds up to exactly the 168 registers a thread that
+ * ptxas gives the kernel (128 x 40 + 256 x 232 = 384 x 168): after an edit,
+ * check that the compiler report still says 168, or the consumers' request
+ * cannot be met.
  *
  * Prediction (before any run; 03 measured 201.1 us at 4096^3, 0.892x
  * cuBLAS, and 187.4 us at 8192x1024x8192, 0.935x, in results/
