@@ -3,14 +3,14 @@
 # group kept in flight and a persistent grid) and 05 (04 for every shape
 # with K <= 8192, through padded copies of operands the copy engine cannot
 # read; predictions in their headers) on every shape of the op and on the
-# aligned partial-tile shapes, then bf16 03, 04, 05 and f32 03 timed at
-# the canonical shapes against cuBLAS.
+# aligned partial-tile shapes, then bf16 03, 04 and 05 timed at the
+# canonical shapes against cuBLAS (fp32: next-matmul-f32.sh).
 # Session 12's call 4 timed at 1.5 s a shape, and 8192^3 ended NOISY with
 # two samples: the minimum of 10 samples waits for at most five budgets
 # (src/core/eval.c), so a sample there (fresh inputs, flush, the call, the
 # interleaved cuBLAS call, the check of the output) took 3.7 s or more.
 # Ten of them need five budgets of 8 s.
-# About 460 s cold (at most 590); each part packed as it ends. $1: the commit.
+# About 400 s cold (at most 590); each part packed as it ends. $1: the commit.
 set -u
 . "$(dirname "$0")/lib.sh"; lab_call_begin matmul
 export BUILD=/tmp/matmul-build
@@ -21,7 +21,7 @@ OUT=$OUT/tiles KP_COMMIT=${1:-unknown} KP_JOBS=2 KP_CORRECT_KERNELS='matmul/cuda
 KP_CORRECT_ARGS=--shape,8x8x8,--shape,128x256x64,--shape,136x264x8,--shape,384x520x72,--shape,1000x1032x8192,--shape,4104x4112x4096,--shape,96x80x112,--shape,200x136x256 \
   timeout 60 bash scripts/gpu-check.sh correct >"$OUT/tiles.log" 2>&1
 echo "tiles exit $?"; grep -E "exit [0-9]+ " "$OUT/tiles.log"; pack
-OUT=$OUT/time KP_COMMIT=${1:-unknown} KP_KERNELS='matmul/cuda/(bf16-0[345]|f32-03)' \
+OUT=$OUT/time KP_COMMIT=${1:-unknown} KP_KERNELS='matmul/cuda/bf16-0[345]' \
 KP_BUDGET=8 KP_EVAL_ARGS=--shape-set,canonical \
   timeout 370 bash scripts/gpu-check.sh kernels >"$OUT/time.log" 2>&1
 echo "time exit $?"; grep -E "exit [0-9]+ " "$OUT/time.log"; pack
