@@ -608,7 +608,7 @@ KP_ENTRY int kp_matmul_bf16(const kp_bf16 *A, const kp_bf16 *B, kp_bf16 *C, int6
     const bool vc = ((uintptr_t)C & 3u) == 0 && N % 2 == 0;
     cudaStream_t s = (cudaStream_t)stream;
     int rc;
-    if (va && vb && vc && K > 0 && K <= KCHUNK)
+    if (va && vb && vc && K > 0 && K <= KCHUNK && N <= INT32_MAX - W_BN) /* N + W_BN - 1 stays an int */
         rc = launch_wgmma(a, b, c, M, N, K, s);
     else if (va && vb)
         rc = vc ? launch<true, true, true>(a, b, c, M, N, K, s) : launch<true, true, false>(a, b, c, M, N, K, s);

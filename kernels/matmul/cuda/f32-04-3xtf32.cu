@@ -408,7 +408,7 @@ KP_ENTRY int kp_matmul_f32(const float *A, const float *B, float *C, int64_t M, 
     const bool vb = aligned16(B) && N % 4 == 0;
     const bool vc = aligned16(C) && N % 4 == 0;
     cudaStream_t s = (cudaStream_t)stream;
-    if (va && vb && K > 0) {
+    if (va && vb && K > 0 && K <= INT32_MAX - T_BK) { /* K + T_BK - 1 stays an int */
         if (launch_3xtf32(A, B, C, M, N, K, ((uintptr_t)C & 7u) == 0 && N % 2 == 0, s)) return 1;
     } else if (va && vb && vc)
         launch<true, true, true>(A, B, C, M, N, K, s);
