@@ -22,13 +22,17 @@
  * call2-e090e54), as 3x that in tf32 MMAs: 412 TFLOP of tf32 work at the
  * 404 TFLOP/s cuBLAS reached in tf32 there is 1.0 ms, the floor. Per k8
  * step a warp issues 48 MMAs, 24 shared loads and 72 conversions and
- * subtractions for its 64x32 tile; 8 warps an SM (176+ registers a
- * thread, one block).
- * Prediction (before any run): PASS on every shape (worst error a few
- * tenths of the tolerance, like 03's); 45-65 TFLOP/s at 4096^3 and 8192^3,
- * i.e. 0.9-1.25x cuBLAS SGEMM: the MMA pipe is the floor at a third of its
+ * subtractions for its 64x32 tile; 8 warps an SM (ptxas: 242-250
+ * registers a thread, no spill; one block).
+ * Prediction (before any run): PASS on every shape. lab/tf32_emu.py runs
+ * this arithmetic on the CPU with a pessimistic model of the MMA's
+ * accumulate: worst error 0.20-0.26 of the tolerance at K = 112, 0.03-0.04
+ * at K = 4096 and 8192 (normal and positive data, 256 outputs each; plain
+ * tf32 in the same model: 13x the tolerance at K = 4096 on normal data,
+ * RMS 4.0, as src/ops/matmul.c predicts). 45-65 TFLOP/s at 4096^3 and
+ * 8192^3, i.e. 0.9-1.25x cuBLAS SGEMM: the MMA pipe is the floor at a third of its
  * tf32 rate, issue and latency with 8 warps an SM may cost more.
- * H200: not yet measured (lab/calls/next-matmul.sh).
+ * H200: not yet measured (lab/calls/next-matmul-f32.sh).
  * kproof-best: no (not the baseline for others until it PASSes on the H200)
  */
 #include <stdint.h>
