@@ -2,7 +2,7 @@
 # gpu-check.sh: everything GPU-side in one go, on a machine with an NVIDIA GPU.
 #
 #   scripts/gpu-check.sh [STAGES]     STAGES: comma list, run in that order;
-#       "all" = build,device,calibrate,init,correct,kernels,exploits,torch,dobench,repro
+#       "all" = build,device,calibrate,init,correct,kernels,exploits,torch,dobench,repro,tracecost
 #
 # correct: every project CUDA kernel, correctness only (every shape of its
 # op unless KP_CORRECT_ARGS names others, no timing), KP_JOBS at a time (default 4): parallel is fine there
@@ -35,8 +35,8 @@
 # limit so one stuck stage cannot eat the whole run.
 set -uo pipefail
 STAGES=${1:-all}
-[ "$STAGES" = all ] && STAGES=build,device,calibrate,init,correct,kernels,exploits,torch,dobench,repro
-KNOWN=",build,device,calibrate,init,correct,kernels,exploits,torch,dobench,repro,"
+[ "$STAGES" = all ] && STAGES=build,device,calibrate,init,correct,kernels,exploits,torch,dobench,repro,tracecost
+KNOWN=",build,device,calibrate,init,correct,kernels,exploits,torch,dobench,repro,tracecost,"
 for st in ${STAGES//,/ }; do
   case "$KNOWN" in *",$st,"*) ;; *) echo "gpu-check.sh: unknown stage '$st' (${KNOWN:1:-1})" >&2; exit 64 ;; esac
 done
@@ -294,6 +294,27 @@ if meds:
     lo, hi = min(meds), max(meds)
     print("medians_us", [round(m * 1e6, 2) for m in meds], "spread_pct", round(100 * (hi - lo) / lo, 3))
 PY
+}
+
+# What device-work tracing costs: the best kernels at their canonical
+# shapes, each timed traced and --unaudited in turn (KP_TRACE_REPS rounds,
+# default 2), no baselines; tracecost/summary.{md,json} compares the medians.
+stage_tracecost() {
+  needs_gpu tracecost || return 0
+  stamp "tracecost"
+  local files f rep mode
+  files=${KP_TRACE_KERNELS:-$(ls kernels/softmax/cuda/f32-10-*.cu kernels/softmax/cuda/bf16-14-*.cu kernels/layernorm/cuda/f32-17-*.cu kernels/layernorm/cuda/bf16-23-*.cu kernels/sum/cuda/f32-05-*.cu 2>/dev/null)}
+  for f in $files; do
+    for rep in $(seq 1 "${KP_TRACE_REPS:-2}"); do
+      for mode in traced unaudited; do
+        mkdir -p "$R/tracecost/$mode-$rep"
+        eval_kernel "$f" "$R/tracecost/$mode-$rep" --shape-set canonical --no-baseline \
+          --time-budget "${KP_TRACE_BUDGET:-2}" $([ "$mode" = unaudited ] && echo --unaudited)
+      done
+    done
+    pack
+  done
+  python3 scripts/tracecost.py "$R/tracecost" | tee "$R/tracecost/summary.md"
 }
 
 for st in ${STAGES//,/ }; do "stage_$st"; done

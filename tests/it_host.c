@@ -113,7 +113,7 @@ static void snapshot_memory(void) {
         int built = kp_build(KP_BACKEND_HOST, path, g_root, g_cache, so, sizeof so, log, sizeof log) == 0;
         CHECK(built);
         if (!built) continue;
-        kp_wk_opts wo = {KP_BACKEND_HOST, "softmax_f32", so, 30, 1, (int64_t)16 << 30};
+        kp_wk_opts wo = {KP_BACKEND_HOST, "softmax_f32", so, 30, 1, (int64_t)16 << 30, 0};
         kp_wk *w = NULL;
         kp_hello h;
         int ok = kp_wk_start(&wo, &w, &h, err, sizeof err) == KP_WK_OK && h.status == KP_LOAD_OK;

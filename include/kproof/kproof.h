@@ -18,6 +18,10 @@
 
 #include "kproof/gen.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KP_VERSION "0.1.0"
 #define KP_SCHEMA_VERSION 1
 
@@ -169,6 +173,10 @@ struct kp_check {
     char why[200];        /* one line for people when !ok */
 };
 
+/* 1 when a kernel name carries the mark of one of NVIDIA's libraries
+ * (cuBLAS, cuBLASLt, CUTLASS, cuDNN): a candidate must be its own kernel. */
+int kp_is_library_kernel(const char *name);
+
 /* Full comparison of out against ref->want/tol, or op->check when set. */
 int kp_check_output(const kp_op *op, const kp_shape *s, const void *const *in, const kp_ref *ref, const void *out,
                     uint64_t rng, kp_check *c);
@@ -274,6 +282,7 @@ typedef struct kp_eval_opts {
     int flaws;                   /* 0: rigorous; KP_FLAW_* bits: naive */
     int no_baseline;             /* skip baselines */
     int allow_library;           /* library kernels (cuBLAS) allowed in the candidate */
+    int unaudited;               /* cuda: no device-work tracing (every row says unaudited) */
     int correctness_only;        /* no timing phase */
     const kp_env *env_hint;      /* device facts already read (demo): skips the calibration worker */
     int user_shapes_plus;        /* with user shapes: still add the edge and drawn shapes */
@@ -328,6 +337,10 @@ typedef struct kp_shape_result {
     double speedup, speedup_lo, speedup_hi; /* base.median / cand.median */
     int nkernels;
     kp_audit_kernel kernels[16];
+    /* Device-work accounting (cuda): calls whose every operation lay inside
+     * their window, those operations, how many on other streams, and
+     * operations at load that were over before the first call. */
+    int acct_calls, acct_ops, acct_other_stream, acct_load;
 } kp_shape_result;
 
 enum { KP_PH_BUILD, KP_PH_START, KP_PH_CORRECT, KP_PH_AUDIT, KP_PH_TIMING, KP_NPHASES };
@@ -341,6 +354,7 @@ typedef struct kp_result {
     char protocol[64];         /* "rigorous" or "naive(launch,warm)" */
     char check_name[32];
     char detail[512];          /* headline evidence */
+    int unaudited;             /* cuda run without device-work tracing (--unaudited) */
     kp_env env;
     int nshapes;
     kp_shape_result *shapes;
@@ -370,5 +384,9 @@ void kp_print_md(FILE *f, const kp_result *r);
 /* Formats a time with a unit chosen from `ref` (us, ms, s) */
 void kp_fmt_time(char *buf, size_t len, double t, double ref);
 void kp_json_str(FILE *f, const char *s);           /* JSON string literal */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

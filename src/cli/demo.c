@@ -91,6 +91,17 @@ static void header_field(const char *text, const char *key, char *out, size_t le
 
 static int read_exploit(row *r) {
     char *text = kp_first_comment(r->path);
+    if (text && strstr(text, "kproof honest:")) {
+        /* An honest pattern kept beside the cheats: it must PASS. */
+        header_field(text, "kproof honest", r->name, sizeof r->name);
+        header_field(text, "op", r->op, sizeof r->op);
+        free(text);
+        char name[sizeof r->name];
+        snprintf(name, sizeof name, "honest/%s", r->name);
+        snprintf(r->name, sizeof r->name, "%s", name);
+        r->exploit = 0;
+        return r->op[0] ? 0 : -1;
+    }
     if (!text || !strstr(text, "kproof exploit:")) {
         free(text);
         return -1;

@@ -44,6 +44,8 @@ static const cmd_help HELP[] = {
      "  --correctness      correctness only, no timing\n"
      "  --no-baseline      do not measure baselines\n"
      "  --allow-library    accept library kernels (cuBLAS) in the candidate\n"
+     "  --unaudited        cuda: time without tracing device work (every row then says\n"
+     "                     unaudited; without tracing kproof never prints a plain PASS)\n"
      "  --seed N           master seed (default: from the OS; printed for reproduction)\n"
      "  --json | --md      print the result as JSON (schema 1) or markdown instead of a table\n"
      "  --quiet            no progress lines on stderr\n\n"
@@ -434,6 +436,7 @@ static int cmd_eval(int argc, char **argv) {
         } else if (!strcmp(a, "--correctness")) o.correctness_only = 1;
         else if (!strcmp(a, "--no-baseline")) o.no_baseline = 1;
         else if (!strcmp(a, "--allow-library")) o.allow_library = 1;
+        else if (!strcmp(a, "--unaudited")) o.unaudited = 1;
         else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--md")) md = 1;
         else if (!strcmp(a, "--quiet")) o.progress = 0;

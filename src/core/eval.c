@@ -352,6 +352,7 @@ static int part_start(ctx *c, part *p, char *err, size_t len) {
     wo.start_timeout_s = c->o->timeout_s > 30 ? c->o->timeout_s : 30;
     wo.check_token = !FLAW(c, KP_FLAW_WEAK_BASE);
     wo.mem_limit = c->o->backend == KP_BACKEND_HOST ? ((int64_t)16 << 30) : 0;
+    wo.untraced = c->o->unaudited;
     int rc = kp_wk_start(&wo, &p->w, &p->hello, err, len);
     if (rc == KP_WK_OK && p->hello.status != KP_LOAD_OK) {
         snprintf(err, len, "%s", p->hello.error);
@@ -878,6 +879,133 @@ static int correctness_one_input(ctx *c, part *p, const kp_shape *sh, kp_shape_r
     return bad;
 }
 
+/* ---- accounting: every device operation, every call (cuda) ----------------------- */
+
+static const char *acct_kind(uint32_t kind) { return kind == 1 ? "copy" : kind == 2 ? "memset" : "kernel"; }
+
+/* "launched by thread 1234 (not the calling thread)" and the like. */
+static void acct_thread(const kp_acct_op *o, char *buf, size_t len) {
+    if (o->thread == KP_ACCT_THREAD_OTHER)
+        snprintf(buf, len, "launched by thread %d, not the thread that made the call", o->tid);
+    else if (o->thread == KP_ACCT_THREAD_CALLER)
+        snprintf(buf, len, "launched from inside the call");
+    else
+        snprintf(buf, len, "launched after the call returned");
+}
+
+/* The evidence for the first operation outside its window. */
+static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
+    const kp_acct_op *o = &rep->show[0];
+    char who[96], fmt[48];
+    acct_thread(o, who, sizeof who);
+    kp_fmt_time(fmt, sizeof fmt, o->outside_s, o->outside_s);
+    const char *where = o->stream == rep->given_stream ? "the given stream" : "another stream";
+    switch (o->where) {
+    case KP_ACCT_LATE:
+        snprintf(buf, len,
+                 "%s %s on %s (id %u), %s, was still running %s after its call's stop event: work left running past "
+                 "the window is not timed (%d operation(s) outside their calls)",
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside);
+        break;
+    case KP_ACCT_EARLY:
+        snprintf(buf, len, "%s %s on %s (id %u), %s, started %s before its call's start event (%d operation(s) outside)",
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside);
+        break;
+    case KP_ACCT_LOAD:
+        snprintf(buf, len,
+                 "%s %s on %s (id %u), launched while the candidate loaded, was still running %s into the first call "
+                 "(%d operation(s) outside)",
+                 acct_kind(o->kind), o->name, where, o->stream, fmt, rep->ops_outside);
+        break;
+    default:
+        snprintf(buf, len,
+                 "%s %s on %s (id %u), %s, ran outside every call (%s of device work between calls; %d "
+                 "operation(s) outside): work done between calls is not timed",
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside);
+        break;
+    }
+}
+
+/* Asks the worker for its account of the device work since the last one
+ * and judges it. `what` names the phase for the evidence. Decides the
+ * shape on a finding; 0 otherwise. */
+static int account(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr, const char *what) {
+    (void)sh;
+    if (c->o->backend != KP_BACKEND_CUDA || c->o->unaudited || !p->alive) return 0;
+    kp_acct_rep *rep = (kp_acct_rep *)calloc(1, sizeof *rep);
+    if (!rep) return decide(sr, KP_ERROR, "harness", "out of host memory");
+    char err[300];
+    size_t got = 0;
+    int bad = 0;
+    int rc = kp_wk_call(p->w, KP_MSG_ACCOUNT, NULL, 0, NULL, 0, rep, sizeof *rep, &got, c->o->timeout_s + 30, err,
+                        sizeof err);
+    if (rc) {
+        p->alive = 0;
+        bad = worker_failed(c, p, sr, rc, "accounting for the device work", err);
+    } else if (got != sizeof *rep) {
+        bad = decide(sr, KP_REJECTED, "frame", "a reply of the wrong size on the result channel");
+    } else if (!rep->supported) {
+        bad = decide(sr, KP_ERROR, "harness", "device activity tracing stopped working (%s): %s", what, rep->error);
+    } else if (rep->dropped > 0) {
+        bad = decide(sr, KP_REJECTED, "account",
+                     "the tracer lost %d record(s) of device work during %s: kproof must see every operation to vouch "
+                     "for the time",
+                     rep->dropped, what);
+    } else if (rep->missing_marks > 0) {
+        bad = decide(sr, KP_REJECTED, "account",
+                     "the trace of %d of %d call(s) during %s lacks the marks kproof put around them: something in "
+                     "the worker disturbed the tracer",
+                     rep->missing_marks, rep->calls, what);
+    } else if (rep->ops_outside > 0 && !FLAW(c, KP_FLAW_LAUNCH)) {
+        char ev[300];
+        acct_evidence(rep, ev, sizeof ev);
+        bad = decide(sr, KP_REJECTED, "account", "during %s: %s", what, ev);
+    } else if (rep->library && !c->o->allow_library && !FLAW(c, KP_FLAW_WEAK_BASE)) {
+        bad = decide(sr, KP_REJECTED, "library",
+                     "ran %d library kernel(s), e.g. %s: the candidate must be its own kernel (pass --allow-library "
+                     "to measure a library wrapper)",
+                     rep->library, rep->library_name);
+    }
+    if (!bad) {
+        sr->acct_calls += rep->calls;
+        sr->acct_ops += rep->ops_inside;
+        sr->acct_other_stream += rep->ops_other_stream;
+        if (rep->ops_load > 0 && !sr->acct_load) {
+            sr->acct_load = rep->ops_load;
+            kp_result_warn(c->r, "the candidate ran %d device operation(s) while it loaded (over before its first "
+                           "call; inputs did not exist yet)", rep->ops_load);
+        }
+    }
+    for (int i = 0; i < rep->nkernels && sr->nkernels < 16; i++) {
+        const kp_acct_op *o = &rep->kernels[i];
+        int seen = 0;
+        for (int j = 0; j < sr->nkernels && !seen; j++)
+            seen = !strcmp(sr->kernels[j].name, o->name) && sr->kernels[j].stream == o->stream;
+        if (seen) continue;
+        kp_audit_kernel *k = &sr->kernels[sr->nkernels++];
+        snprintf(k->name, sizeof k->name, "%s", o->name);
+        k->stream = o->stream;
+        k->on_given_stream = o->stream == rep->given_stream;
+        k->duration_s = o->duration_s;
+    }
+    free(rep);
+    return bad;
+}
+
+/* A baseline's account: a baseline that works outside its calls is
+ * dropped with the reason, so every participant is held to one rule. */
+static void account_baseline(ctx *c, part *p, const kp_shape *sh, kp_shape_result *bsr) {
+    if (!p->alive) return;
+    kp_shape_result tmp;
+    memset(&tmp, 0, sizeof tmp);
+    int bad = account(c, p, sh, &tmp, "timing");
+    if (bad || tmp.verdict != KP_PASS) {
+        bsr->verdict = tmp.verdict;
+        p->alive = 0;
+        kp_result_warn(c->r, "baseline %s dropped: %s", p->name, tmp.detail);
+    }
+}
+
 /* ---- phase 2: timing -------------------------------------------------------------- */
 
 static int push_sample(part *p, double t, double th) {
@@ -1109,6 +1237,10 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                      100 * kp_rel_halfwidth(parts[0].t, parts[0].n, 1));
     }
     free(perm);
+    /* Every timed call of every participant, accounted: the candidate's
+     * findings decide, a baseline's drop it. */
+    if (!bad) bad = account(c, &parts[0], sh, sr, "the timed calls");
+    for (int k = 1; k < np && !bad; k++) account_baseline(c, &parts[k], sh, &bsr[k]);
     /* A slow candidate may run out of budget before the minimum sample
      * count; its timing still settled if even those few samples agree. */
     if (!bad && !settled && parts[0].n >= 3 && kp_rel_halfwidth(parts[0].t, parts[0].n, 3) <= c->o->stop.target)
@@ -1151,6 +1283,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                        "around a batch of calls (%.3g s per call): the time was not measured honestly",
                        sr->cand.median, sr->cand.parent_floor);
         }
+        if (sr->verdict == KP_PASS) account(c, &parts[0], sh, sr, "the parent-clock batches");
         if (sr->verdict == KP_PASS && !settled)
             decide(sr, KP_NOISY, "noise",
                    "correct, but the timing never settled: the median's 95%% interval is +-%.2f%% after %d samples "
@@ -1160,77 +1293,6 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
     for (int i = 0; i < nsets; i++) iset_free(c->op, &sets[i]);
     free(sets);
     return sr->verdict != KP_PASS && sr->verdict != KP_NOISY;
-}
-
-/* ---- phase 3: the audit (cuda) ----------------------------------------------------- */
-
-static int is_library_kernel(const char *name) {
-    /* Kernel-name marks of NVIDIA's libraries (cuBLAS, cuBLASLt, CUTLASS,
-     * cuDNN): architecture-prefixed SASS kernels and the libraries' own. */
-    static const char *marks[] = {"cublas", "cutlass", "xmma", "cudnn", "nvjet", "splitKreduce", "gemv2",
-                                  "gemvx", "ampere_", "volta_", "turing_", "hopper_", "maxwell_", "sm80_",
-                                  "sm90_", "sm100_"};
-    for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
-        if (strstr(name, marks[i])) return 1;
-    return 0;
-}
-
-static int audit(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
-    iset s;
-    char err[300];
-    if (iset_make(c, sh, 0, kp_rng_next(&c->rng), &s, 0, err, sizeof err)) return decide(sr, KP_ERROR, "harness", "%s", err);
-    int bad = part_setup(c, p, sh, 0, &s, 1, 1, NULL, sr);
-    kp_audit_rep *rep = (kp_audit_rep *)calloc(1, sizeof *rep);
-    if (!bad && rep) {
-        kp_run_req q = {0, 0};
-        size_t got = 0;
-        int rc = kp_wk_call(p->w, KP_MSG_AUDIT, &q, sizeof q, NULL, 0, rep, sizeof *rep, &got, c->o->timeout_s, err,
-                            sizeof err);
-        if (rc) bad = worker_failed(c, p, sr, rc, "auditing the candidate", err);
-    }
-    if (!bad && rep && rep->supported && rep->dropped > 0)
-        bad = decide(sr, KP_REJECTED, "audit",
-                     "ran more operations in one call than the audit can list (%d listed, %d more): the audit must "
-                     "see every kernel to vouch for the streams they ran on",
-                     rep->n, rep->dropped);
-    else if (!bad && rep && rep->supported) {
-        int other = 0, lib = 0, late = 0;
-        char other_name[96] = "", lib_name[96] = "";
-        for (int i = 0; i < rep->n && i < KP_AUDIT_MAX; i++) {
-            kp_audit_rec *a = &rep->rec[i];
-            if (sr->nkernels < 16) {
-                kp_audit_kernel *k = &sr->kernels[sr->nkernels++];
-                snprintf(k->name, sizeof k->name, "%s", a->name);
-                k->stream = a->stream;
-                k->on_given_stream = a->stream == rep->given_stream;
-                k->duration_s = a->end_s - a->start_s;
-            }
-            if (a->stream != rep->given_stream) {
-                other++;
-                if (a->end_s > rep->return_s) late++;
-                if (!other_name[0]) snprintf(other_name, sizeof other_name, "%s", a->name);
-            }
-            if (a->kind == 0 && is_library_kernel(a->name)) {
-                lib++;
-                if (!lib_name[0]) snprintf(lib_name, sizeof lib_name, "%s", a->name);
-            }
-        }
-        if (other && !FLAW(c, KP_FLAW_LAUNCH))
-            bad = decide(sr, KP_REJECTED, "audit",
-                         "ran %d operation(s) on a stream other than the one it was given (%d still running after "
-                         "the call returned), e.g. %s: events on the given stream do not time them",
-                         other, late, other_name);
-        else if (lib && !c->o->allow_library && !FLAW(c, KP_FLAW_WEAK_BASE))
-            bad = decide(sr, KP_REJECTED, "library",
-                         "ran %d library kernel(s), e.g. %s: the candidate must be its own kernel (pass "
-                         "--allow-library to measure a library wrapper)",
-                         lib, lib_name);
-    } else if (!bad && rep && !rep->supported && c->o->backend == KP_BACKEND_CUDA) {
-        kp_result_warn(c->r, "no stream audit: %s", rep->error);
-    }
-    free(rep);
-    iset_free(c->op, &s);
-    return bad;
 }
 
 /* ---- shapes, baselines, calibration ----------------------------------------------- */
@@ -1516,6 +1578,26 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         finish_times(r, t_start, lock_w0, lock_h0);
         return 0;
     }
+    /* No account, no PASS: on a GPU a time is vouched for only when every
+     * piece of device work the candidate causes can be seen. */
+    if (o->backend == KP_BACKEND_CUDA && !o->unaudited && !parts[0].hello.traced) {
+        r->verdict = KP_ERROR;
+        snprintf(r->check_name, sizeof r->check_name, "harness");
+        snprintf(r->detail, sizeof r->detail,
+                 "device activity tracing is unavailable (%s): kproof cannot vouch for device work it cannot see. "
+                 "Detach any other profiler (Nsight Systems, Nsight Compute, another CUPTI client), allow profiling "
+                 "for this user (root, or the driver option NVreg_RestrictProfilingToAdminUsers=0), or pass "
+                 "--unaudited to time without it (every row is then marked unaudited)",
+                 parts[0].hello.trace_error[0] ? parts[0].hello.trace_error : "no reason given");
+        part_stop(&parts[0]);
+        if (trusted.w) kp_wk_stop(trusted.w);
+        finish_times(r, t_start, lock_w0, lock_h0);
+        return 0;
+    }
+    r->unaudited = o->backend == KP_BACKEND_CUDA && o->unaudited;
+    if (r->unaudited)
+        kp_result_warn(r, "unaudited: device work was not traced (--unaudited), so work outside the timed calls "
+                       "would go unseen");
     /* Baselines start before the first timing phase, not here: a candidate
      * that fails its correctness (most of the exploit corpus) never needs
      * them, and a worker start holds the device lock. */
@@ -1545,10 +1627,8 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         int bad = FLAW(&c, KP_FLAW_ONE_INPUT) ? correctness_one_input(&c, &parts[0], &sr->shape, sr)
                                                : correctness(&c, &parts[0], &sr->shape, sr);
         PHASE(KP_PH_CORRECT);
-        /* The audit before timing: its evidence (which kernels ran where)
-         * is clearer than what a later timing check would say. */
-        if (!bad && o->backend == KP_BACKEND_CUDA && items[i].timed && c.flaws != KP_FLAW_ALL)
-            bad = audit(&c, &parts[0], &sr->shape, sr);
+        /* Every call of the correctness phase, accounted before timing. */
+        if (!bad) bad = account(&c, &parts[0], &sr->shape, sr, "the correctness calls");
         PHASE(KP_PH_AUDIT);
         if (!bad && items[i].timed && !o->correctness_only && !baselines_started) {
             baselines_started = 1;

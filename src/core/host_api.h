@@ -36,6 +36,7 @@ typedef struct kp_wk_opts {
     double start_timeout_s;  /* until HELLO */
     int check_token;         /* 0 only in the naive weak-base flaw */
     int64_t mem_limit;       /* host backend: address-space limit in bytes (0: none) */
+    int untraced;            /* 1: the worker runs without its device-work tracer (--unaudited) */
 } kp_wk_opts;
 
 /* Starts a worker and waits for its HELLO. On KP_WK_OK *out is set, even

@@ -301,7 +301,8 @@ static void row_cells_raw(const kp_result *r, const kp_shape_result *sr, char ce
         snprintf(cells[c], CELL_LEN, "-");
     shape_text(&sr->shape, cells[COL_SHAPE], CELL_LEN);
     snprintf(cells[COL_ORIGIN], CELL_LEN, "%s", str_or_dash(sr->origin));
-    snprintf(cells[COL_VERDICT], CELL_LEN, "%s", kp_verdict_name(sr->verdict));
+    /* A time kproof could not account for says so on its own row. */
+    snprintf(cells[COL_VERDICT], CELL_LEN, "%s%s", kp_verdict_name(sr->verdict), r->unaudited ? " (unaudited)" : "");
     if (!sr->timed)
         return;
     const kp_timing *t = &sr->cand;
@@ -593,6 +594,12 @@ static void json_shape(jw *w, const kp_shape_result *sr)
     } else {
         jw_null(w, "baseline");
     }
+    jw_open(w, "account", '{');
+    jw_int(w, "calls", sr->acct_calls);
+    jw_int(w, "ops_inside", sr->acct_ops);
+    jw_int(w, "ops_other_stream", sr->acct_other_stream);
+    jw_int(w, "ops_at_load", sr->acct_load);
+    jw_close(w, '}');
     jw_open(w, "audit", '[');
     int nk = sr->nkernels < 0 ? 0 : sr->nkernels < 16 ? sr->nkernels : 16;
     for (int k = 0; k < nk; k++) {
@@ -630,6 +637,7 @@ void kp_print_json(FILE *f, const kp_result *r)
     }
     jw_str(&w, "backend", kp_backend_name(r->backend));
     jw_strn(&w, "protocol", r->protocol);
+    jw_bool(&w, "audited", r->backend == KP_BACKEND_CUDA && !r->unaudited);
     /* A string: 64-bit seeds do not survive a trip through a double. */
     char seed[24];
     snprintf(seed, sizeof seed, "%" PRIu64, r->seed);

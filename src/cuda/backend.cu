@@ -291,6 +291,19 @@ int kp_dev_init(char *err, size_t len) {
         goto fail;
     if (kp_persist_off())
         goto fail;
+    {
+        /* The default pool of cudaMallocAsync keeps what it has mapped: by
+         * default it gives memory back at every synchronize, and each timed
+         * call (which synchronizes) would map its scratch again, about
+         * 0.1 ms for 64 MiB on the H200 where a long-running program pays
+         * it once. What the pool keeps counts against the memory-kept
+         * guard like any other allocation. */
+        cudaMemPool_t pool;
+        uint64_t keep = UINT64_MAX;
+        if (cudaDeviceGetDefaultMemPool(&pool, 0) != cudaSuccess ||
+            cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
+            (void)cudaGetLastError(); /* no pool on this device: nothing to keep */
+    }
     g_ready = 1;
     return 0;
 fail:

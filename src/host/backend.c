@@ -175,11 +175,20 @@ void kp_dev_block_end(void) {}
 int kp_dev_block_state(void) { return 0; }
 int kp_dev_check_error(char *text, size_t len) { if (len) text[0] = 0; return 0; }
 
-int kp_dev_audit_begin(void) { return -1; }
-void kp_dev_audit_returned(void) {}
-int kp_dev_audit_end(kp_audit_rep *rep) {
+/* No device: nothing to trace (the threads check covers deferred work). */
+int kp_dev_trace_start(char *why, size_t len) {
+    snprintf(why, len, "the host backend has no device activity to trace");
+    return -1;
+}
+void kp_dev_trace_load(int loading) { (void)loading; }
+void kp_dev_trace_begin(void) {}
+void kp_dev_trace_mark(int held) { (void)held; }
+void kp_dev_trace_enter(void) {}
+void kp_dev_trace_leave(void) {}
+void kp_dev_trace_end(void) {}
+int kp_dev_trace_account(kp_acct_rep *rep) {
     rep->supported = 0;
-    snprintf(rep->error, sizeof rep->error, "the host backend has no activity tracer");
+    snprintf(rep->error, sizeof rep->error, "the host backend has no device activity to trace");
     return 0;
 }
 

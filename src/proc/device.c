@@ -16,7 +16,7 @@ int kp_trusted_start(kp_backend be, const char *root, const char *cache, kp_wk *
         snprintf(err, len, "cannot build %s: %s", src, log);
         return -1;
     }
-    kp_wk_opts wo = {be, "sum_f32", so, 60, 1, 0};
+    kp_wk_opts wo = {be, "sum_f32", so, 60, 1, 0, 0};
     kp_hello h;
     memset(&h, 0, sizeof h);
     char e2[300] = "";

@@ -337,6 +337,8 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
         unsetenv("KPROOF_ROOT");
         unsetenv("KPROOF_BIN_DIR");
         unsetenv("XDG_CACHE_HOME");
+        if (o->untraced) setenv("KPROOF_WORKER_UNTRACED", "1", 1);
+        else unsetenv("KPROOF_WORKER_UNTRACED");
         if (o->mem_limit > 0) {
             struct rlimit rl = {(rlim_t)o->mem_limit, (rlim_t)o->mem_limit};
             setrlimit(RLIMIT_AS, &rl);

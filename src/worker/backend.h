@@ -68,13 +68,28 @@ int kp_dev_block_state(void);
 /* After a call: error left by the candidate (cudaGetLastError); 0 none. */
 int kp_dev_check_error(char *text, size_t len);
 
-/* The activity tracer (cuda: CUPTI): begin (enable tracing, note the
- * start time on the tracer's clock), call the candidate, returned (note the
- * time the entry point returned), end (device sync, flush the records, fill
- * rep with times relative to begin, disable tracing). Host: supported = 0. */
-int kp_dev_audit_begin(void);
-void kp_dev_audit_returned(void);
-int kp_dev_audit_end(kp_audit_rep *rep);
+/* The device-work tracer (cuda: CUPTI activity records and API callbacks;
+ * host: none). Started once, before the candidate is loaded, and on until
+ * the worker exits, so every kernel, copy and memset the process causes
+ * is seen, by any thread on any stream. The worker brackets what it does:
+ *   kp_dev_trace_load(1) ... dlopen ... kp_dev_trace_load(0)
+ *   per call: kp_dev_trace_begin()       before the stream hold is enqueued
+ *             kp_dev_trace_mark(held)    after it (unheld: puts a start mark on the stream)
+ *             (the start event)
+ *             kp_dev_trace_enter()       right before the entry point
+ *             kp_dev_trace_leave()       right after it returns, before the stop event
+ *             kp_dev_trace_end()         after the stop event (puts the stop mark on the stream)
+ *   kp_dev_trace_account(rep)            device sync, flush, judge every record since the last one
+ * kp_dev_trace_start returns 0 when tracing runs; otherwise why says why
+ * and the other calls do nothing. */
+int kp_dev_trace_start(char *why, size_t len);
+void kp_dev_trace_load(int loading);
+void kp_dev_trace_begin(void);
+void kp_dev_trace_mark(int held);
+void kp_dev_trace_enter(void);
+void kp_dev_trace_leave(void);
+void kp_dev_trace_end(void);
+int kp_dev_trace_account(kp_acct_rep *rep);
 
 int kp_dev_calibrate(kp_calib_rep *rep);
 /* The naive one-input flaw only: the op's result computed on this device,

@@ -40,7 +40,7 @@ typedef enum kp_msg {
     KP_MSG_FETCH,      /* bytes of an output (the snapshot when one was taken) */
     KP_MSG_BATCH,      /* n calls back to back, for the parent-side clock */
     KP_MSG_PING,       /* empty round trip */
-    KP_MSG_AUDIT,      /* one call under the activity tracer (cuda) */
+    KP_MSG_ACCOUNT,    /* the device work since the last ACCOUNT, against the calls' windows (cuda) */
     KP_MSG_ENV,        /* device facts and clocks now */
     KP_MSG_CALIBRATE,  /* copy bandwidth and GEMM rates (cuda) */
     KP_MSG_QUIT,
@@ -56,7 +56,9 @@ typedef struct kp_hello {
     int32_t pid;
     int32_t threads;       /* threads in the worker after loading */
     int32_t with_stream;   /* entry point takes a stream (cuda) */
+    int32_t traced;        /* 1: the device-work tracer runs (cuda); 0: trace_error says why */
     char error[512];       /* dlopen/dlsym/device error text */
+    char trace_error[200];
 } kp_hello;
 enum { KP_LOAD_OK = 0, KP_LOAD_DLOPEN = 1, KP_LOAD_NOSYM = 2, KP_LOAD_DEVICE = 3, KP_LOAD_OP = 4 };
 
@@ -140,24 +142,52 @@ typedef struct kp_batch_rep {
     int32_t rc;
 } kp_batch_rep;
 
-/* AUDIT */
-#define KP_AUDIT_MAX 1024
-typedef struct kp_audit_rec {
+/* ACCOUNT. The tracer (cuda: CUPTI) runs from before the candidate loads
+ * to the end. Each call (RUN or one call of a BATCH) owns a window on the
+ * device: from the end of the mark before its start event (the stream hold
+ * when the call is held) to the start of the mark after its stop event,
+ * and the range of API correlation ids between its start and stop events.
+ * An operation launched inside a call's range must run inside that call's
+ * window; one launched outside every range by the worker's own thread is
+ * the harness's (on its private stream); anything else is outside. */
+enum {
+    KP_ACCT_INSIDE = 0,
+    KP_ACCT_LATE,     /* launched in a call, still running after its stop mark */
+    KP_ACCT_EARLY,    /* launched in a call, started before its start mark */
+    KP_ACCT_BETWEEN,  /* launched outside every call (another thread, or after the return) */
+    KP_ACCT_LOAD      /* launched while the candidate loaded, still running at the first call */
+};
+enum { KP_ACCT_THREAD_UNKNOWN = 0, KP_ACCT_THREAD_CALLER = 1, KP_ACCT_THREAD_OTHER = 2 };
+#define KP_ACCT_SHOW 8
+#define KP_ACCT_KERNELS 16
+typedef struct kp_acct_op {
     char name[96];
     uint32_t stream;          /* tracer's stream id */
     uint32_t kind;            /* 0 kernel, 1 memcpy, 2 memset */
-    double start_s, end_s;    /* relative to the call's start */
-} kp_audit_rec;
-typedef struct kp_audit_rep {
-    int32_t supported;        /* 0: no tracer on this backend */
-    int32_t n;                /* records (at most KP_AUDIT_MAX kept) */
-    int32_t dropped;
-    uint32_t given_stream;    /* tracer's id of the stream passed to the candidate */
-    double return_s;          /* when the entry point returned, same clock */
-    int32_t threads_before, threads_after;
-    char error[160];
-    kp_audit_rec rec[KP_AUDIT_MAX];
-} kp_audit_rep;
+    int32_t where;            /* KP_ACCT_* */
+    int32_t thread;           /* KP_ACCT_THREAD_* */
+    int32_t tid;              /* the launching thread's id when another thread */
+    int32_t call;             /* calls since the last ACCOUNT, 0-based; -1 none */
+    double outside_s;         /* how far outside its window it ran (BETWEEN, LOAD: its duration) */
+    double duration_s;
+} kp_acct_op;
+typedef struct kp_acct_rep {
+    int32_t supported;        /* 0: no tracer (host, or it could not start: error says why) */
+    int32_t calls;            /* calls accounted */
+    int32_t ops_inside;       /* the candidate's operations inside their call's window */
+    int32_t ops_other_stream; /* of those, on a stream other than the given one */
+    int32_t ops_outside;      /* operations outside every window */
+    int32_t ops_load;         /* operations launched while loading that ended before the first call */
+    int32_t missing_marks;    /* calls whose window marks are missing from the trace */
+    int32_t dropped;          /* records the tracer lost */
+    int32_t library;          /* library kernels among the candidate's operations */
+    uint32_t given_stream;
+    int32_t nshow, nkernels;
+    char library_name[96];
+    char error[200];
+    kp_acct_op show[KP_ACCT_SHOW];       /* the first operations outside */
+    kp_acct_op kernels[KP_ACCT_KERNELS]; /* distinct operations of the candidate seen inside */
+} kp_acct_rep;
 
 /* CALIBRATE */
 typedef struct kp_calib_rep {

@@ -317,15 +317,20 @@ static int do_run(const kp_run_req *q) {
 
     /* A worker whose candidate once waited on the device inside its call
      * (the hold timed out) is not held again. */
+    kp_dev_trace_begin();
     int held = (q->flags & KP_RUN_BLOCK) && g_block_ok && kp_dev_block_begin() == 0;
+    kp_dev_trace_mark(held);
 
     /* ---- the timed window ---- */
     uint64_t h0 = kp_now_ns();
     kp_dev_event_start();
+    kp_dev_trace_enter();
     uint64_t hc = kp_now_ns(); /* the enqueue time is the candidate's call alone */
     r.rc = call_candidate(s);
     uint64_t he = kp_now_ns();
+    kp_dev_trace_leave();
     kp_dev_event_stop();
+    kp_dev_trace_end();
     if (held) kp_dev_block_end();
     if (q->flags & KP_RUN_SYNC) r.dev_error = kp_dev_sync();
     uint64_t h1 = kp_now_ns();
@@ -408,10 +413,16 @@ static int do_batch(const kp_batch_req *q) {
     for (int i = 0; i < q->n; i++) {
         poison_output(q->set);
         kp_dev_sync();
+        /* The same marks in both kinds of batch: the parent subtracts them. */
+        kp_dev_trace_begin();
+        kp_dev_trace_mark(0);
+        kp_dev_trace_enter();
         if (q->call) {
             int rc = call_candidate(q->set);
             if (rc) r.rc = rc;
         }
+        kp_dev_trace_leave();
+        kp_dev_trace_end();
     }
     kp_dev_sync();
     r.host_s = (double)(kp_now_ns() - h0) * 1e-9;
@@ -419,21 +430,12 @@ static int do_batch(const kp_batch_req *q) {
     return 0;
 }
 
-static int do_audit(const kp_run_req *q) {
-    if (q->set < 0 || q->set >= g_nsets) return fail(1, "bad set %d", q->set);
-    kp_audit_rep *r = (kp_audit_rep *)calloc(1, sizeof *r);
+static int do_account(void) {
+    kp_acct_rep *r = (kp_acct_rep *)calloc(1, sizeof *r);
     if (!r) return fail(2, "out of host memory");
-    poison_output(q->set);
-    kp_dev_sync();
-    if (kp_dev_audit_begin() == 0) {
-        r->threads_before = count_threads(); /* after the tracer started its own thread */
-        call_candidate(q->set);
-        kp_dev_audit_returned();
-        r->threads_after = count_threads();
-        kp_dev_audit_end(r);
-    } else {
-        kp_dev_audit_end(r);
-        r->supported = 0;
+    if (kp_dev_trace_account(r)) {
+        free(r);
+        return fail(2, "device error while accounting: %s", kp_dev_error());
     }
     reply(r, sizeof *r);
     free(r);
@@ -442,10 +444,15 @@ static int do_audit(const kp_run_req *q) {
 
 /* ---- main ------------------------------------------------------------------ */
 
+static int g_traced;
+static char g_trace_why[200];
+
 static void hello(int status, const char *fmt, ...) {
     kp_hello h;
     memset(&h, 0, sizeof h);
     h.status = status;
+    h.traced = g_traced;
+    snprintf(h.trace_error, sizeof h.trace_error, "%s", g_trace_why);
     h.pid = (int32_t)getpid();
     h.threads = count_threads();
     h.with_stream = g_with_stream;
@@ -491,7 +498,16 @@ int main(int argc, char **argv) {
         hello(KP_LOAD_DEVICE, "%s", err);
         return 2;
     }
+    /* The tracer starts before the candidate loads, so work it does at
+     * load is seen too; the parent turns it off only when told to time
+     * unaudited. */
+    const char *untraced = getenv("KPROOF_WORKER_UNTRACED");
+    if (untraced && untraced[0] == '1') snprintf(g_trace_why, sizeof g_trace_why, "tracing switched off (--unaudited)");
+    else g_traced = kp_dev_trace_start(g_trace_why, sizeof g_trace_why) == 0;
+    unsetenv("KPROOF_WORKER_UNTRACED");
+    kp_dev_trace_load(1);
     void *so = dlopen(argv[4], RTLD_NOW | RTLD_LOCAL);
+    kp_dev_trace_load(0);
     if (!so) {
         hello(KP_LOAD_DLOPEN, "%s", dlerror());
         return 2;
@@ -526,7 +542,7 @@ int main(int argc, char **argv) {
         case KP_MSG_RUN: NEED(kp_run_req) do_run((const kp_run_req *)(void *)payload); break;
         case KP_MSG_FETCH: NEED(kp_fetch_req) do_fetch((const kp_fetch_req *)(void *)payload); break;
         case KP_MSG_BATCH: NEED(kp_batch_req) do_batch((const kp_batch_req *)(void *)payload); break;
-        case KP_MSG_AUDIT: NEED(kp_run_req) do_audit((const kp_run_req *)(void *)payload); break;
+        case KP_MSG_ACCOUNT: do_account(); break;
         case KP_MSG_PING: reply(NULL, 0); break;
         case KP_MSG_ENV: {
             kp_env e;

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -505,55 +506,131 @@ static void test_check_error(void) {
     CHECK(kp_dev_sync() == 0, "context should survive: %s", kp_dev_error());
 }
 
-/* ---- audit ---------------------------------------------------------------- */
+/* ---- the device-work tracer ------------------------------------------------ */
 
-static void test_audit(int round) {
-    float *p = (float *)kp_dev_alloc(4096);
-    cudaStream_t side = NULL;
-    CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) == cudaSuccess, "side stream");
-    void *m = kp_dev_alloc(1 << 20);
-    int th0 = count_threads();
-    kp_audit_rep *r = (kp_audit_rep *)calloc(1, sizeof *r);
-    CHECK(kp_dev_audit_begin() == 0, "%s", kp_dev_error());
-    int th1 = count_threads();
-    /* A candidate's call: its kernel, one on the legacy default stream, a
-     * memset on a stream of its own, and a kernel still running at return. */
-    audit_given_kernel<<<1, 32, 0, (cudaStream_t)kp_dev_stream()>>>(p);
-    audit_side_kernel<<<1, 32, 0, cudaStreamLegacy>>>(p + 64);
-    cudaMemsetAsync(m, 0, 1 << 20, side);
-    spin_kernel<<<1, 1, 0, side>>>(2000000);
-    kp_dev_audit_returned();
-    int th2 = count_threads();
-    int rc = kp_dev_audit_end(r);
-    int th3 = count_threads();
-    CHECK(rc == 0, "audit_end: %s", r->error);
-    CHECK(r->supported == 1, "CUPTI not working: %s", r->error);
-    printf("audit round %d: %d records, %d dropped, given stream %u, returned at %.1f us; threads %d -> %d (begin) "
-           "-> %d (returned) -> %d (end)\n",
-           round, r->n, r->dropped, r->given_stream, r->return_s * 1e6, th0, th1, th2, th3);
-    int given = 0, legacy = 0, memset_side = 0, spin_after = 0;
-    for (int i = 0; i < r->n; i++) {
-        const kp_audit_rec *a = &r->rec[i];
-        printf("  [%u] stream %u %-40.40s %9.1f .. %9.1f us\n", a->kind, a->stream, a->name, a->start_s * 1e6,
-               a->end_s * 1e6);
-        if (a->kind == 0 && strstr(a->name, "audit_given_kernel") && a->stream == r->given_stream)
-            given++;
-        if (a->kind == 0 && strstr(a->name, "audit_side_kernel") && a->stream != r->given_stream)
-            legacy++;
-        if (a->kind == 2 && a->stream != r->given_stream)
-            memset_side++;
-        if (a->kind == 0 && strstr(a->name, "spin_kernel") && a->end_s > r->return_s)
-            spin_after++;
-        CHECK(a->start_s >= 0.0 && a->end_s >= a->start_s, "record %d times %.9f .. %.9f", i, a->start_s, a->end_s);
+static cudaStream_t g_side;
+static void *launch_on_given(void *) {
+    spin_kernel<<<1, 1, 0, (cudaStream_t)kp_dev_stream()>>>(100000);
+    return NULL;
+}
+
+/* One call as the worker makes it; body() is the candidate. */
+static void traced_call(int hold, void (*body)(float *), float *p, void (*after_return)(void)) {
+    kp_dev_trace_begin();
+    int held = hold && kp_dev_block_begin() == 0;
+    kp_dev_trace_mark(held);
+    kp_dev_event_start();
+    kp_dev_trace_enter();
+    body(p);
+    kp_dev_trace_leave();
+    kp_dev_event_stop();
+    if (after_return) after_return(); /* enqueued after the stop event: outside the call */
+    kp_dev_trace_end();
+    if (held) kp_dev_block_end();
+    CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
+}
+
+static void body_plain(float *p) { audit_given_kernel<<<1, 32, 0, (cudaStream_t)kp_dev_stream()>>>(p); }
+static void body_fork_join(float *p) {
+    cudaStream_t s = (cudaStream_t)kp_dev_stream();
+    cudaEvent_t f, j;
+    cudaEventCreateWithFlags(&f, cudaEventDisableTiming);
+    cudaEventCreateWithFlags(&j, cudaEventDisableTiming);
+    cudaEventRecord(f, s);
+    cudaStreamWaitEvent(g_side, f, 0);
+    audit_given_kernel<<<1, 32, 0, s>>>(p);
+    spin_kernel<<<1, 1, 0, g_side>>>(50000);
+    cudaEventRecord(j, g_side);
+    cudaStreamWaitEvent(s, j, 0);
+    cudaEventDestroy(f);
+    cudaEventDestroy(j);
+}
+static void body_chained_tail(float *p) {
+    cudaStream_t s = (cudaStream_t)kp_dev_stream();
+    cudaEvent_t f;
+    cudaEventCreateWithFlags(&f, cudaEventDisableTiming);
+    audit_given_kernel<<<1, 32, 0, s>>>(p);
+    cudaEventRecord(f, s);
+    cudaStreamWaitEvent(g_side, f, 0);
+    spin_kernel<<<1, 1, 0, g_side>>>(200000); /* still running at the stop event */
+    cudaEventDestroy(f);
+}
+static void body_graph(float *p) {
+    static cudaGraphExec_t ge;
+    if (!ge) {
+        cudaGraph_t g;
+        cudaStream_t cap;
+        cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking);
+        cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal);
+        audit_given_kernel<<<1, 32, 0, cap>>>(p);
+        audit_side_kernel<<<1, 32, 0, cap>>>(p + 64);
+        cudaStreamEndCapture(cap, &g);
+        cudaGraphInstantiate(&ge, g, 0);
     }
-    CHECK(given == 1, "kernel on the given stream seen %d times", given);
-    CHECK(legacy == 1, "kernel on the legacy default stream seen %d times", legacy);
-    CHECK(memset_side == 1, "memset on a side stream seen %d times", memset_side);
-    CHECK(spin_after == 1, "kernel running past the return not seen ending after it");
-    CHECK(r->n == 4, "want exactly 4 records, got %d", r->n);
+    cudaGraphLaunch(ge, (cudaStream_t)kp_dev_stream());
+}
+static void body_malloc_async(float *p) {
+    cudaStream_t s = (cudaStream_t)kp_dev_stream();
+    float *tmp = NULL;
+    cudaMallocAsync((void **)&tmp, 64 << 20, s);
+    audit_given_kernel<<<1, 32, 0, s>>>(tmp);
+    cudaFreeAsync(tmp, s);
+}
+static void thread_after_return(void) {
+    pthread_t t;
+    pthread_create(&t, NULL, launch_on_given, NULL);
+    pthread_join(t, NULL);
+}
+
+static void expect_account(const char *what, int inside, int other_stream, int outside, int where) {
+    kp_acct_rep *r = (kp_acct_rep *)calloc(1, sizeof *r);
+    CHECK(kp_dev_trace_account(r) == 0, "account: %s", r->error);
+    printf("trace %-22s calls %d inside %d (other streams %d) outside %d load %d missing %d dropped %d\n", what,
+           r->calls, r->ops_inside, r->ops_other_stream, r->ops_outside, r->ops_load, r->missing_marks, r->dropped);
+    for (int i = 0; i < r->nshow; i++)
+        printf("  outside: %s stream %u where %d thread %d (tid %d) call %d, %.1f us outside, %.1f us long\n",
+               r->show[i].name, r->show[i].stream, r->show[i].where, r->show[i].thread, r->show[i].tid, r->show[i].call,
+               r->show[i].outside_s * 1e6, r->show[i].duration_s * 1e6);
+    CHECK(r->supported == 1 && r->missing_marks == 0 && r->dropped == 0, "%s: trace incomplete", what);
+    CHECK(r->ops_inside == inside, "%s: %d inside, want %d", what, r->ops_inside, inside);
+    CHECK(r->ops_other_stream == other_stream, "%s: %d on other streams, want %d", what, r->ops_other_stream,
+          other_stream);
+    CHECK(r->ops_outside == outside, "%s: %d outside, want %d", what, r->ops_outside, outside);
+    if (outside) CHECK(r->show[0].where == where, "%s: outside kind %d, want %d", what, r->show[0].where, where);
     free(r);
-    cudaStreamDestroy(side);
-    kp_dev_free(m);
+}
+
+static void test_trace(void) {
+    char why[200];
+    CHECK(kp_dev_trace_start(why, sizeof why) == 0, "tracer: %s", why);
+    float *p = (float *)kp_dev_alloc(4096);
+    CHECK(cudaStreamCreateWithFlags(&g_side, cudaStreamNonBlocking) == cudaSuccess, "side stream");
+    kp_dev_trace_load(1);
+    audit_given_kernel<<<1, 32, 0, g_side>>>(p); /* work at load, over before the first call */
+    kp_dev_sync();
+    kp_dev_trace_load(0);
+    /* The harness's own work between calls is not the candidate's. */
+    kp_dev_pattern(p, 0x7fc00000u, 4, 4096);
+    kp_dev_flush();
+    for (int hold = 0; hold < 2; hold++) {
+        traced_call(hold, body_plain, p, NULL);
+        expect_account(hold ? "plain, held" : "plain", 1, 0, 0, 0);
+        traced_call(hold, body_fork_join, p, NULL);
+        expect_account(hold ? "fork-join, held" : "fork-join", 2, 1, 0, 0);
+        traced_call(hold, body_graph, p, NULL);
+        expect_account(hold ? "graph, held" : "graph", 2, 0, 0, 0);
+        traced_call(hold, body_malloc_async, p, NULL);
+        expect_account(hold ? "mallocAsync, held" : "mallocAsync", 1, 0, 0, 0);
+        traced_call(hold, body_chained_tail, p, NULL);
+        expect_account(hold ? "chained tail, held" : "chained tail", 1, 0, 1, KP_ACCT_LATE);
+        traced_call(hold, body_plain, p, thread_after_return);
+        expect_account(hold ? "thread after return, held" : "thread after return", 1, 0, 1, KP_ACCT_BETWEEN);
+        traced_call(hold, body_plain, p, NULL);
+        spin_kernel<<<1, 1, 0, g_side>>>(20000); /* between calls, not the harness's stream */
+        kp_dev_sync();
+        expect_account(hold ? "between calls, held" : "between calls", 1, 0, 1, KP_ACCT_BETWEEN);
+    }
+    cudaStreamDestroy(g_side);
     kp_dev_free(p);
 }
 
@@ -753,8 +830,7 @@ int main(int argc, char **argv) {
     test_timing_ab();
     test_flush_evict_last();
     test_check_error();
-    test_audit(1);
-    test_audit(2); /* CUPTI detached after round 1: it must attach again */
+    test_trace();
     test_matmul(NULL, 0); /* the one-input flaw's in-worker reference */
     test_matmul(NULL, 1);
     if (so_f32)
