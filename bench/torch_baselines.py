@@ -9,7 +9,7 @@ stream, median with a bootstrap 95% interval. Eager,
 torch.compile (dynamic=False, default mode) and torch.compile
 (mode="max-autotune-no-cudagraphs", dynamic=False). One compiled function per
 shape and mode: compiling one function for several shapes silently switched
-torch.compile to dynamic-shape kernels (ANCHORS.md).
+torch.compile to dynamic-shape kernels.
 
 With --kernels each row also names the kernels one call launched (name,
 grid, block, registers, shared memory), profiled once after its timing:
