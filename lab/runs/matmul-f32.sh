@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Prepared in session 12, not yet run: matmul f32 04 (3xtf32 on the
-# tensor cores, every product as three tf32 MMAs with the accumulator
-# folded into an IEEE fp32 total every 128 k; prediction in its header) on
-# every shape of the op and on aligned shapes with partial tiles (the
-# op's edge shapes mostly take 03's code: odd K or N), then f32 03 and 04
-# timed against cuBLAS SGEMM at the canonical shapes (8 s a shape, as
-# next-matmul.sh says why), then torch's matmul baselines (eager, compile,
-# max-autotune; ANCHORS.md's bf16 4095^3 target is torch.compile) with
-# their own time limit: max-autotune tunes for a while.
+# lab/runs/matmul-f32.sh: matmul f32 04 (3xtf32 on the tensor cores, every
+# product as three tf32 MMAs with the accumulator folded into an IEEE fp32
+# total every 128 k; prediction in its header) on every shape of the op
+# and on aligned shapes with partial tiles (the op's edge shapes mostly
+# take 03's code: odd K or N), then f32 03 and 04 timed against cuBLAS
+# SGEMM at the canonical shapes (8 s a shape, as matmul-bf16.sh says why),
+# then torch's matmul baselines (eager, compile, max-autotune; the bf16
+# 4095^3 target is torch.compile) with their own time limit:
+# max-autotune tunes for a while. Not yet run.
 # About 450 s cold (at most 590); each part packed as it ends. $1: the commit.
 set -u
-. "$(dirname "$0")/lib.sh"; lab_call_begin matmulf32
+. "$(dirname "$0")/lib.sh"; lab_run_begin matmulf32
 export BUILD=/tmp/matmulf32-build
 OUT=$OUT/all KP_COMMIT=${1:-unknown} KP_JOBS=1 KP_CORRECT_KERNELS='matmul/cuda/f32-04' \
   timeout 120 bash scripts/gpu-check.sh build,correct >"$OUT/all.log" 2>&1

@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# Prepared in session 12, not yet run: matmul bf16 04 (03 with one wgmma
-# group kept in flight and a persistent grid) and 05 (04 for every shape
-# with K <= 8192, through padded copies of operands the copy engine cannot
-# read; predictions in their headers) on every shape of the op and on the
-# aligned partial-tile shapes, then bf16 03, 04 and 05 timed at the
-# canonical shapes against cuBLAS (fp32: next-matmul-f32.sh).
-# Session 12's call 4 timed at 1.5 s a shape, and 8192^3 ended NOISY with
-# two samples: the minimum of 10 samples waits for at most five budgets
-# (src/core/eval.c), so a sample there (fresh inputs, flush, the call, the
-# interleaved cuBLAS call, the check of the output) took 3.7 s or more.
-# Ten of them need five budgets of 8 s.
+# lab/runs/matmul-bf16.sh: matmul bf16 04 (03 with one wgmma group kept in
+# flight and a persistent grid) and 05 (04 for every shape with K <= 8192,
+# through padded copies of operands the copy engine cannot read) on every
+# shape of the op and on aligned partial-tile shapes, then bf16 03, 04 and
+# 05 timed at the canonical shapes against cuBLAS. Not yet run; the
+# predictions are in the kernels' headers. 8 s a shape: at 1.5 s, 8192^3
+# ended NOISY with two samples (results/2026-12-01-h200-d4f45ea), since the
+# minimum of 10 samples waits for at most five budgets and a sample there
+# (fresh inputs, flush, the call, the interleaved cuBLAS call, the check of
+# the output) took 3.7 s or more.
 # About 400 s cold (at most 590); each part packed as it ends. $1: the commit.
 set -u
-. "$(dirname "$0")/lib.sh"; lab_call_begin matmul
+. "$(dirname "$0")/lib.sh"; lab_run_begin matmul
 export BUILD=/tmp/matmul-build
 OUT=$OUT/all KP_COMMIT=${1:-unknown} KP_JOBS=2 KP_CORRECT_KERNELS='matmul/cuda/bf16-0[45]' \
   timeout 150 bash scripts/gpu-check.sh build,correct >"$OUT/all.log" 2>&1
