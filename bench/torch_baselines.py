@@ -9,12 +9,13 @@ stream, median with a bootstrap 95% interval. Eager,
 torch.compile (dynamic=False, default mode) and torch.compile
 (mode="max-autotune-no-cudagraphs", dynamic=False). One compiled function per
 shape and mode: compiling one function for several shapes silently switched
-torch.compile to dynamic-shape kernels (ANCHORS.md).
+torch.compile to dynamic-shape kernels.
 
 With --kernels each row also names the kernels one call launched (name,
 grid, block, registers, shared memory), profiled once after its timing:
 torch.compile's times have moved between runs
-(results/2026-11-30-h200-session6/README.md), and a different kernel or
+(results/notes/2026-11-30-h200-18bcd6b-5c44625.md in the results-archive-2026-12-02
+tag), and a different kernel or
 autotuned launch is one cause to tell apart. Off by default: the
 profiler's hooks may stay attached and add host time to later rows'
 launches, so a run with --kernels says so in its JSON ("kernels_profiled")

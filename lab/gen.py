@@ -1,27 +1,23 @@
-"""The lab variants timed in results/2026-11-30-h200-session4/call2-5a6a419:
-layernorm 05 (f32 and bf16) with cache hints (x loaded without L1
-allocation, w and b kept in L1 with evict_last, y stored streaming),
-with clamped branch-free w/b loads in the output loop, and both; and
-softmax bf16 07 with streaming stores. Written into kernels/ as
-*-9N-lab-*.cu (marked kproof-best: no) so gpu-check.sh's kernels stage
-times them; delete them after the run. None became a project step: the
-numbers are in that results folder's README.
+"""Lab variants of the numbered kernels, written by exact string swaps.
 
-Also written, not yet run (the device time ran out): launch-shape sweeps
-for softmax f32 at 1024 columns and layernorm f32 at 4096 columns
-(f32-94..96-lab-*), and softmax bf16 rows of 16K-32K on the two-pass
-online kernel (bf16-97/98-lab-*). The call that times them at the shapes
-where issue 5 is short, next to the kernels they vary:
-  KP_BUDGET=1.5 KP_KERNELS='softmax/cuda/(f32-(06|9[4-6])|bf16-(07|9[78]))|layernorm/cuda/f32-(05|9[4-6])'
-  KP_EVAL_ARGS=--shape-set,canonical,--no-baseline scripts/gpu-check.sh build,calibrate,kernels
-Session 5 added (all measured in results/2026-11-30-h200-session5/, calls
-1-2, README there): two-read layernorm kernels with Chan-merged chunk
-statistics, with and without L2 eviction hints (f32/bf16-86..90-lab-*),
-softmax f32 warp-per-row block sizes (f32-89/90-lab-*), softmax bf16 online
-kernels with and without hints (bf16-93..99-lab-*) and a no-exp diagnostic
-(bf16-96-lab-noexp, wrong output by design). Only the softmax f32 launch
-shape (TPR 64, 16 floats) won; it is softmax f32 07.
-Every file this script writes is an experiment: delete them after the run."""
+    python3 lab/gen.py        # from the repository root; prints each file written
+
+Each variant is a copy of a kernel in kernels/<op>/cuda/ with one idea
+changed (a launch shape, a cache hint, a load order, a stage left out) and
+is written beside it as <dtype>-NN-lab-<tag>.cu, NN from 35 to 99 and the
+header marked "kproof-best: no", so that lab/screen.sh, kproof eval and
+scripts/gpu-check.sh can time it next to the kernel it varies while the
+judge never takes it as a baseline. Every swap asserts that the text it
+replaces occurs as often as expected, so an edit to a kernel that leaves a
+swap matching nothing fails here (tests/lab_gen_test.sh runs this script)
+rather than on the GPU machine.
+
+A "diagnostic" leaves a stage out (a reduction, the exp2, the w and b
+loads) and computes a wrong output by design: only lab/screen.sh times it,
+to say what that stage costs. What each group of variants found is in
+docs/kernels.md; the runs are in the results-archive-2026-12-02 tag.
+Every file this script writes is an experiment: delete them after the run
+(git clean -n kernels/ lists them)."""
 import re, sys, os
 root = os.path.dirname(os.path.abspath(__file__)) + "/.."
 def patch(src, dtype, hints, clamp):
@@ -81,7 +77,7 @@ open(f"{root}/kernels/softmax/cuda/bf16-91-lab-stcs.cu", "w").write(s)
 print("kernels/softmax/cuda/bf16-91-lab-stcs.cu")
 
 # Launch-shape sweeps for the two f32 shapes where torch's
-# max-autotune-no-cudagraphs led in results/2026-11-30-h200-session4/call3-61cbe17:
+# max-autotune-no-cudagraphs led (results/2026-11-30-h200-61cbe17):
 # fewer values per thread, more threads per row, more rows in flight or
 # fewer; BLOCK == TPR whenever a row spans warps (row_sum's layout).
 SWEEPS = (
@@ -118,102 +114,7 @@ for tag, threads in (("97-lab-online1024", 1024), ("98-lab-online512", 512)):
     open(f"{root}/kernels/softmax/cuda/bf16-{tag}.cu", "w").write(t)
     print(f"kernels/softmax/cuda/bf16-{tag}.cu")
 
-# ---- session 5 ------------------------------------------------------------
-# Two reads instead of a row held on chip, for layernorm rows of 2K-32K:
-# pass 1 streams the row through a few registers, each thread merging the
-# (count, mean, M2) of every chunk by Chan's formula (a chunk's own two
-# passes over registers, no pivot), one block reduction; pass 2 reads the
-# row again (just read by this block, so from L2) and writes it. A row
-# costs few registers, so 4-8 rows per SM are in flight instead of 2.
-REREAD = r'''
-/* LAB reread: a row read twice, the second time from L2 (see lab/gen.py). */
-template <int VEC, int THREADS, int UNROLL, typename T>
-static __global__ __launch_bounds__(THREADS, 1536 / THREADS) void layernorm_reread(
-    const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y, int64_t cols) {
-    __shared__ float4 sh_stats[32];
-    const T *xr = x + (int64_t)blockIdx.x * cols;
-    T *yr = y + (int64_t)blockIdx.x * cols;
-    const int n = (int)(cols / VEC);
-    const int t = (int)threadIdx.x;
-    float4 st = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int base = t; base < n; base += THREADS * UNROLL) {
-        float v[UNROLL * VEC];
-        float cnt = 0.0f, s = 0.0f;
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            const int i = base + u * THREADS;
-            if (i < n) {
-                vec<VEC>::load(xr, i, &v[u * VEC]);
-                cnt += (float)VEC;
-            } else {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) v[u * VEC + j] = 0.0f;
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < UNROLL * VEC; j++) s += v[j];
-        const float cm = s / cnt;
-        float q = 0.0f;
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            if (base + u * THREADS < n) {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) {
-                    const float e = v[u * VEC + j] - cm;
-                    q = fmaf(e, e, q);
-                }
-            }
-        }
-        st = merge_stats(st, make_float4(cnt, cm, q, 0.0f));
-    }
-    st = row_stats<THREADS>(st, sh_stats);
-    const float mean = st.y;
-    const float rstd = 1.0f / sqrtf(st.z / (float)cols + (float)KP_LAYERNORM_EPS);
-    for (int base = t; base < n; base += THREADS * UNROLL) {
-        float v[UNROLL * VEC];
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            const int i = base + u * THREADS;
-            if (i < n) vec<VEC>::load(xr, i, &v[u * VEC]);
-        }
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            const int i = base + u * THREADS;
-            if (i < n) {
-                float wv[VEC], bv[VEC];
-                vec<VEC>::load(w, i, wv);
-                vec<VEC>::load(b, i, bv);
-#pragma unroll
-                for (int j = 0; j < VEC; j++) v[u * VEC + j] = fmaf((v[u * VEC + j] - mean) * rstd, wv[j], bv[j]);
-                vec<VEC>::store(yr, i, &v[u * VEC]);
-            }
-        }
-    }
-}
-
-'''
-def reread(name, dtype, vec, lo, hi, threads, unroll, tag):
-    s = open(f"{root}/kernels/layernorm/cuda/{name}").read()
-    T = "float" if dtype == "f32" else "kp_bf16"
-    anchor = "/* ---- launchers"
-    assert s.count(anchor) == 1
-    s = s.replace(anchor, REREAD + anchor, 1)
-    route = (f"    if (VEC == {vec} && cols > {lo} && cols <= {hi}) {{\n"
-             f"        layernorm_reread<{vec}, {threads}, {unroll}, {T}><<<(unsigned)rows, {threads}, 0, stream>>>(x, w, b, y, cols);\n"
-             f"        KP_TRY(cudaGetLastError());\n        return 0;\n    }}\n")
-    first = "    if (cols <= 128) return" if dtype == "f32" else "    if (cols <= 256) return"
-    assert s.count(first) == 1
-    s = s.replace(first, route + first, 1)
-    s = s.replace(" */\n", f" * LAB {tag}: rows of {lo + 1}-{hi} read twice, {threads} threads x {unroll} chunks; an experiment.\n * kproof-best: no\n */\n", 1)
-    out = f"kernels/layernorm/cuda/{dtype}-{tag}.cu"
-    open(f"{root}/{out}", "w").write(s)
-    print(out)
-BF, F = ("bf16-09-merged-stats.cu", "bf16", 8, 8192, 32768), ("f32-08-merged-stats.cu", "f32", 4, 2048, 32768)
-for base, threads, unroll, tag in ((BF, 256, 2, "90-lab-reread256"), (BF, 512, 2, "89-lab-reread512"),
-                                   (BF, 1024, 2, "88-lab-reread1024"), (F, 256, 2, "90-lab-reread256"),
-                                   (F, 512, 1, "89-lab-reread512")):
-    reread(*base, threads, unroll, tag)
-
+# ---- softmax launch shapes and long rows ----------------------------------
 # softmax f32 at 1024 columns: a warp a row in smaller blocks (finer tail).
 s = open(f"{root}/kernels/softmax/cuda/f32-06-split-row.cu").read()
 line = "    if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, y, rows, cols, stream);"
@@ -240,9 +141,9 @@ t = t.replace(" */\n", " * LAB 96-lab-noexp: DIAGNOSTIC, WRONG OUTPUT: 07 with t
 open(f"{root}/kernels/softmax/cuda/bf16-96-lab-noexp.cu", "w").write(t)
 print("kernels/softmax/cuda/bf16-96-lab-noexp.cu")
 
-# ---- session 5, second screen ---------------------------------------------
-# The first screen (session 5 call 1) had every two-read variant far
-# slower than one read: the second read missed L2. torch.compile's
+# ---- two reads with L2 eviction hints --------------------------------------
+# Two-read kernels (the second read of a row meant to hit L2) were far
+# slower than one read (results/2026-11-30-h200-1b7f95b). torch.compile's
 # layernorm (a two-loop Triton kernel, 512 threads a row) loads x with
 # eviction_policy='evict_last' in the first loop and 'evict_first' in the
 # second. Same here: L2 cache-policy hints on the two reads.
@@ -280,28 +181,6 @@ static __device__ __forceinline__ void lab_load(const T *p, int64_t i, float *v,
     else vec<VEC>::load(p, i, v);
 }
 '''
-def hinted_reread(name, dtype, vec, lo, hi, threads, unroll, tag):
-    reread(name, dtype, vec, lo, hi, threads, unroll, tag)
-    out = f"{root}/kernels/layernorm/cuda/{dtype}-{tag}.cu"
-    s = open(out).read()
-    s = s.replace("/* LAB reread:", HINTS + "\n/* LAB reread:", 1)
-    i0 = s.index("static __global__ __launch_bounds__(THREADS, 1536 / THREADS) void layernorm_reread(")
-    i1 = s.index("/* ---- launchers")
-    body = s[i0:i1]
-    body = body.replace("    float4 st = make_float4(0.0f, 0.0f, 0.0f, 0.0f);\n",
-                        "    float4 st = make_float4(0.0f, 0.0f, 0.0f, 0.0f);\n    const uint64_t pol_last = lab_policy_last(), pol_first = lab_policy_first();\n", 1)
-    a = "vec<VEC>::load(xr, i, &v[u * VEC]);"
-    assert body.count(a) == 2, body.count(a)
-    body = body.replace(a, "lab_load<VEC>(xr, i, &v[u * VEC], pol_last);", 1).replace(a, "lab_load<VEC>(xr, i, &v[u * VEC], pol_first);", 1)
-    body = body.replace("vec<VEC>::load(w, i, wv);", "lab_load<VEC>(w, i, wv, pol_last);").replace("vec<VEC>::load(b, i, bv);", "lab_load<VEC>(b, i, bv, pol_last);")
-    s = s[:i0] + body + s[i1:]
-    s = s.replace("read twice,", "read twice with L2 hints,", 1)
-    open(out, "w").write(s)
-for base, threads, unroll, tag in ((BF, 256, 2, "87-lab-hreread256"), (BF, 512, 1, "86-lab-hreread512"),
-                                   (F, 512, 1, "88-lab-hreread512"), (F, 256, 1, "87-lab-hreread256"),
-                                   (F, 1024, 1, "86-lab-hreread1024")):
-    hinted_reread(*base, threads, unroll, tag)
-
 # softmax bf16 16K-32K on the online kernel with the same hints.
 s = online_long_rows(open(f"{root}/kernels/softmax/cuda/bf16-07-stream-rows.cu").read())
 s = s.replace("/* ---- rows over 32768 elements", HINTS + "\n/* ---- rows over 32768 elements", 1)
@@ -319,11 +198,10 @@ for tag, threads in (("95-lab-honline1024", 1024), ("94-lab-honline512", 512), (
     open(f"{root}/kernels/softmax/cuda/bf16-{tag}.cu", "w").write(t)
     print(f"kernels/softmax/cuda/bf16-{tag}.cu")
 
-# ---- session 5, for the next screen: diagnostics (WRONG OUTPUT by design) --
+# ---- diagnostics (WRONG OUTPUT by design) ----------------------------------
 # Where do the bf16 long rows lose their last 10%? Each diagnostic removes
 # one stage and keeps the memory traffic, so its time against the kernel's
-# own says what that stage costs (METHOD.md: time variants that leave a
-# stage out). kproof would call them WRONG; only lab/screen.sh times them.
+# own says what that stage costs. kproof would call them WRONG; only lab/screen.sh times them.
 def variant(path, out, note, swaps):
     s = open(f"{root}/{path}").read()
     for old, new, count in swaps:
@@ -353,7 +231,7 @@ for dt, tag in (("bf16", "85-lab-noreduce"), ("f32", "85-lab-noreduce")):
                 ("    const float var = row_sum<TPR>((acc[0] + acc[1]) + (acc[2] + acc[3]), sh_var) / (float)cols;",
                  "    const float var = ((acc[0] + acc[1]) + (acc[2] + acc[3])) / (float)cols;", 1)))
 
-# ---- session 6: DRAM-side hints on the kernels that run at the copy rate --
+# ---- DRAM-side hints on the kernels that run at the copy rate -------------
 # Loads that ask L2 for 256-byte blocks (.L2::256B) and streaming stores (st.global.cs), on softmax f32 07
 # (65536x1024, a tie with max-autotune at the copy rate) and layernorm f32
 # 10 (16384x4096, 2.5% behind max-autotune). Correct output: only the cache
@@ -382,80 +260,24 @@ variant("kernels/softmax/cuda/bf16-07-stream-rows.cu", "kernels/softmax/cuda/bf1
           '        if (i < n) asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;"\n'
           '                            :: "r"((unsigned)__cvta_generic_to_shared(&dst[i])), "l"(&src[i]) : "memory");\n', 1),))
 
-# ---- session 7: rows brought into shared memory by the bulk copy engine --
-# Launch-shape variants of layernorm bf16 15, f32 14 and softmax bf16 12
-# (cp.async.bulk rows, one short-lived block a row), and the same path at
-# the widths where the register kernels already run near the copy rate.
+# ---- rows brought into shared memory by the bulk copy engine --------------
 L, S = "kernels/layernorm/cuda", "kernels/softmax/cuda"
-variant(f"{L}/bf16-15-tma-rows.cu", f"{L}/bf16-79-lab-tma512.cu", "LAB 79-lab-tma512: 15 with 512 threads x 4 chunks at 16K.",
-        (("cols <= 16384) return launch_tma<256, 8>", "cols <= 16384) return launch_tma<512, 4>", 1),))
-variant(f"{L}/bf16-15-tma-rows.cu", f"{L}/bf16-78-lab-tma4k.cu", "LAB 78-lab-tma4k: 15 with rows of 2K-8K on the bulk-copy path too.",
-        (("        if (cols > 8192 && cols <= 16384)",
-          "        if (cols > 2048 && cols <= 4096) return launch_tma<128, 4>(x, w, b, y, rows, cols, stream);\n"
-          "        if (cols > 4096 && cols <= 8192) return launch_tma<256, 4>(x, w, b, y, rows, cols, stream);\n"
-          "        if (cols > 8192 && cols <= 16384)", 1),))
-variant(f"{L}/f32-14-tma-rows.cu", f"{L}/f32-79-lab-tma256.cu", "LAB 79-lab-tma256: 14 with 256 threads x 4 chunks at 4K.",
-        (("cols <= 4096) return launch_tma<128, 8>", "cols <= 4096) return launch_tma<256, 4>", 1),))
-# (softmax bf16-79-lab-tma1024, 12 with 1024 threads x 4 chunks at 32K,
-# won in call 2 and became 12's launch shape at 25ce45b.)
 variant(f"{S}/bf16-12-tma-rows.cu", f"{S}/bf16-78-lab-tma8k.cu", "LAB 78-lab-tma8k: 12 with rows of 4K-8K on the bulk-copy path too.",
         (("        if (cols > 8192 && cols <= 16384)",
           "        if (cols > 4096 && cols <= 8192) return launch_tma<256, 4>(x, y, rows, cols, stream);\n"
           "        if (cols > 8192 && cols <= 16384)", 1),))
-# Call 2: where layernorm bf16 15 loses what softmax bf16 12 gains (12 ran
-# at 94.9% of copy at 4096x32768, 15 at 88.2% at 4096x16384, 11 at 90.0%:
-# results/2026-11-30-h200-session7/call1-5f5032c). Suspect: w and b, read
-# for every row, no longer fit in L1 once six 32 KiB rows take the shared
-# memory. Diagnostics without w and b (wrong output), and 15 with its
-# shared memory padded so five or four rows share an SM.
-NOWB = (("            vec<8>::load(w, i, wv);\n            vec<8>::load(b, i, bv);\n",
-         "#pragma unroll\n            for (int j = 0; j < 8; j++) wv[j] = 1.0f, bv[j] = 0.0f;\n", 1),)
-diagnostic(f"{L}/bf16-15-tma-rows.cu", f"{L}/bf16-77-lab-nowb.cu", "77-lab-nowb", "15 without w and b loads.", NOWB)
-diagnostic(f"{L}/bf16-79-lab-tma512.cu", f"{L}/bf16-76-lab-nowb512.cu", "76-lab-nowb512",
-           "15 at 512 threads x 4 chunks without w and b loads.", NOWB)
-for tag, pad in (("75-lab-5rows", 40 * 1024), ("74-lab-4rows", 52 * 1024)):
-    variant(f"{L}/bf16-15-tma-rows.cu", f"{L}/bf16-{tag}.cu", f"LAB {tag}: 15 with {pad // 1024} KiB of shared memory a block.",
-            (("    const int smem = (int)(cols * 2);\n", f"    const int smem = (int)(cols * 2) > {pad} ? (int)(cols * 2) : {pad};\n", 1),
-             ("                                    CH * TPB * 16));\n", f"                                    CH * TPB * 16 > {pad} ? CH * TPB * 16 : {pad}));\n", 1)))
-# (softmax bf16-77-lab-tma256, 12 with 256 threads x 16 chunks at 32K, ran
-# at 5f5032c's 12 in call 2: 91.4% of copy, slower than 512 x 8 and 1024 x 4.)
-# Call 3: layernorm bf16 16 (two rows a block share each w and b load)
-# with one row a block at the same launch shape, and without w and b.
-variant(f"{L}/bf16-16-row-pairs.cu", f"{L}/bf16-73-lab-pairs1.cu", "LAB 73-lab-pairs1: 16 with one row a block (512 x 4).",
-        (("cols <= 16384) return launch_tma<512, 4, 2>", "cols <= 16384) return launch_tma<512, 4, 1>", 1),))
-variant(f"{L}/bf16-16-row-pairs.cu", f"{L}/bf16-72-lab-pairs3.cu", "LAB 72-lab-pairs3: 16 with three rows a block (512 x 4).",
-        (("cols <= 16384) return launch_tma<512, 4, 2>", "cols <= 16384) return launch_tma<512, 4, 3>", 1),))
-# Call 4: 15 at 512 x 4 (four rows an SM, 132 KiB of shared memory) with
-# the carveout asked for explicitly at 132 KiB, so L1 keeps 124 KiB for w
-# and b (the driver may pick the largest carveout and leave L1 28 KiB).
-# Review after the run: 58% (132 KiB) cannot hold four such blocks (each
-# 32 KiB + static + 1 KiB reserved, ~134 KiB), so the driver rounded up or
-# ran three; and call 4's ncu showed 79 (no carveout asked) already at a
-# 164 KiB carveout with a 46% L1 hit rate. The variant tested little.
-variant(f"{L}/bf16-79-lab-tma512.cu", f"{L}/bf16-71-lab-carve.cu", "LAB 71-lab-carve: 15 at 512 x 4 with a 132 KiB carveout.",
-        (("        ready = 1;\n", "        KP_TRY(cudaFuncSetAttribute(layernorm_tma<TPB, CH>, cudaFuncAttributePreferredSharedMemoryCarveout, 58));\n        ready = 1;\n", 1),))
-# Call 5: softmax f32 09 and layernorm f32 15 (eight rows of 1024 floats a
-# block by bulk copy, a warp a row) with four rows a block; softmax f32 09
-# with rows of 8192 on the bulk-copy path too (one row a block, 512 x 4).
-variant(f"{S}/f32-09-tma-rows.cu", f"{S}/f32-78-lab-tma128.cu", "LAB 78-lab-tma128: 09 with four rows a block (128 threads).",
-        (("return launch_tma<256, 32, 8>", "return launch_tma<128, 32, 8>", 1),))
-variant(f"{S}/f32-09-tma-rows.cu", f"{S}/f32-77-lab-tma8k.cu", "LAB 77-lab-tma8k: 09 with rows of 4K-8K on the bulk-copy path (512 x 4).",
-        (("        return launch<4>(x, y, rows, cols, stream);\n    }\n",
-          "        if (cols > 4096 && cols <= 8192) return launch_tma<512, 512, 4>(x, y, rows, cols, stream);\n"
-          "        return launch<4>(x, y, rows, cols, stream);\n    }\n", 1),))
-variant(f"{L}/f32-15-tma-warp-rows.cu", f"{L}/f32-78-lab-tma128.cu", "LAB 78-lab-tma128: 15 with four rows a block (128 threads).",
-        (("return launch_tma<256, 32, 8>", "return launch_tma<128, 32, 8>", 1),))
-# Call 6: layernorm 11 at 1024 columns with two warps a row (64-thread
-# blocks, 16 values a thread, up to 1536 threads an SM) and four warps a
-# row, as softmax f32 07 took at 1024 (2.2% over a warp a row, session 5).
+# ---- layernorm 11 at 1024 and 4096 columns: fewer values a thread ---------
+# Two warps a row (64-thread blocks, 16 values a thread, up to 1536
+# threads an SM) and four warps a row, as softmax f32 07 took at 1024
+# (results/2026-11-30-h200-1b7f95b-2).
 LINE = "    if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, w, b, y, rows, cols, stream);\n"
 for dt in ("f32", "bf16"):
     variant(f"{L}/{dt}-11-one-merge.cu", f"{L}/{dt}-69-lab-tpr64.cu", "LAB 69-lab-tpr64: 11 with 64 threads x 16 values a row at 1024.",
             ((LINE, LINE.replace("<VEC, 32, 32, 256>", "<VEC, 16, 64, 64>"), 1),))
 variant(f"{L}/f32-11-one-merge.cu", f"{L}/f32-68-lab-tpr128.cu", "LAB 68-lab-tpr128: 11 with 128 threads x 8 values a row at 1024.",
         ((LINE, LINE.replace("<VEC, 32, 32, 256>", "<VEC, 8, 128, 128>"), 1),))
-# Call 7: call 6's winner (f32 at 1024: 128 threads x 8 values, 99.3% of
-# copy against 11's 97.5%) taken further: 256 x 4 at 1024; at 4096,
+# The winner (f32 at 1024: 128 threads x 8 values, 99.3% of copy against
+# 11's 97.5%, results/2026-11-30-h200-04028f3) taken further: 256 x 4 at 1024; at 4096,
 # 512 x 8 and 256 x 16; bf16 at 1024 and 4096 with 8 values a thread.
 LINE4 = "    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, b, y, rows, cols, stream);\n"
 variant(f"{L}/f32-11-one-merge.cu", f"{L}/f32-67-lab-tpr256.cu", "LAB 67-lab-tpr256: 11 with 256 threads x 4 values a row at 1024.",
@@ -468,16 +290,8 @@ variant(f"{L}/bf16-11-one-merge.cu", f"{L}/bf16-68-lab-tpr128.cu", "LAB 68-lab-t
         ((LINE, LINE.replace("<VEC, 32, 32, 256>", "<VEC, 8, 128, 128>"), 1),))
 variant(f"{L}/bf16-11-one-merge.cu", f"{L}/bf16-66-lab-4k512.cu", "LAB 66-lab-4k512: 11 with 512 threads x 8 values a row at 4096.",
         ((LINE4, LINE4.replace("<VEC, 32, 128, 128>", "<VEC, 8, 512, 512>"), 1),))
-# Prepared for the next session (not run): layernorm bf16 17, a resident
-# 1024-thread block an SM with w and b in registers and rows arriving by
-# bulk copy into a ring of four, against the same with two 512-thread
-# blocks an SM (ring of three; ptxas spills 84 bytes, w and b among them).
-variant(f"{L}/bf16-17-ring-rows.cu", f"{L}/bf16-70-lab-ring2.cu", "LAB 70-lab-ring2: 17 with two 512-thread blocks an SM (spills).",
-        (("return launch_ring<1024, 2, 4, 1>(", "return launch_ring<512, 4, 3, 2>(", 1),))
-
-# ---- session 8: w and b nearer, x's L2 priority, occupancy ----------------
-# Call 1 (results/2026-12-01-h200-session8/call1-507f44d): the ring (17, 70)
-# lost (81.5% and 67.4% of copy against 11's 90.4%). torch.compile's
+# ---- w and b nearer, x's L2 priority, occupancy ---------------------------
+# torch.compile's
 # layernorm kernels (lab/torch_kernels.py) load x with evict_last in their
 # first loop and w, b with evict_last; softmax f32 at 1024 runs 64-thread
 # blocks at 32 registers (32 blocks an SM; 07 asks for 24 at least, and,
@@ -555,19 +369,14 @@ variant(f"{S}/f32-07-two-warps-1k.cu", f"{S}/f32-64-lab-lb32.cu", "LAB 64-lab-lb
           "static __global__ __launch_bounds__(BLOCK, BLOCK == 64 && PER == 16 ? 32 : (PER <= 8 ? 2048 : PER <= 16 ? 1536 : 1024) / BLOCK) void softmax_regs(", 1),))
 variant(f"{S}/f32-07-two-warps-1k.cu", f"{S}/f32-63-lab-xlast.cu", "LAB 63-lab-xlast: 07 with x loaded under an L2 evict_last policy.",
         ((F4_LOAD, XE_F32.replace("        v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;\n", ""), 1),))
-# layernorm bf16 18 (rows of 16384 kept packed, three blocks an SM at 40
-# registers, 16 bytes spilled) with four blocks an SM (32 registers; ptxas
-# spills 96 bytes).
-variant(f"{L}/bf16-18-packed-rows.cu", f"{L}/bf16-60-lab-packed4.cu", "LAB 60-lab-packed4: 18 with four blocks an SM.",
-        (("enum { PACKED_MIN_BLOCKS = 3 };", "enum { PACKED_MIN_BLOCKS = 4 };", 1),))
-# Call 3: the evict_last hint on x made f32 layernorm and softmax faster
-# than copy and gave layernorm bf16 11 at 4096x16384 43% more time (call 2). For
-# bf16 there: x at evict_first, w and b at L2 evict_last, and both.
+# The evict_last hint on x made f32 layernorm and softmax faster than copy
+# and gave layernorm bf16 11 at 4096x16384 43% more time
+# (results/2026-12-01-h200-4e6eb62). For bf16 there: x at evict_first, w and b at L2 evict_last, and both.
 for tag, what, xk, wb in (("59-lab-xfirst", "x loaded with an L2 evict_first policy", "first", 0),
                           ("58-lab-wblast", "w and b loaded with an L2 evict_last policy", None, 2),
                           ("57-lab-xfwl", "x at L2 evict_first, w and b at L2 evict_last", "first", 2)):
     s8_layernorm("bf16", "bf16-11-one-merge.cu", "            vec<VEC>::load(xr, i, &v[k * VEC]);\n", tag, what, 0, xk, wb)
-# Call 5: is it the policy or the instruction? layernorm bf16 11 with x at
+# Is it the policy or the instruction? layernorm bf16 11 with x at
 # evict_last as in softmax f32 10 / layernorm f32 17 (one policy register
 # made once a kernel, ld.global.nc.L2::cache_hint), at 4096x16384, where
 # the per-load form (63) and evict_first (59) took 43% more time, and at
@@ -593,39 +402,27 @@ s = s.replace(old, "            vec<VEC>::load_keep(xr, i, &v[k * VEC], pol);\n"
 s = s.replace(" */\n", " * LAB 56-lab-keep: 11 with x at L2 evict_last, the policy made once (as f32 17).\n * kproof-best: no\n */\n", 1)
 open(f"{root}/{L}/bf16-56-lab-keep.cu", "w").write(s)
 print(f"{L}/bf16-56-lab-keep.cu")
-# ---- session 9: where torch.compile's device time leads ---------------------
-# Judged on device time (results/2026-12-01-h200-session9/call7-0abfcfa),
+# ---- where torch.compile's device time leads ------------------------------
+# Judged on device time (results/2026-12-01-h200-0abfcfa),
 # max-autotune led layernorm bf16 at 65536x1024 (63.25 us against 20's
 # 64.19) and 4096x16384 (67.01 against 68.56). For 16384 columns bf16 21
 # (a numbered candidate, not a lab file) takes torch's two-read structure.
 # For 1024 columns, fewer values a thread and more warps an SM, as
 # torch's f32 kernel there (128 threads a row, 8 values, 32 registers;
-# session 8 call 1's tk/); session 7 found fewer values a thread slower
-# for bf16, before x's evict_last load and 20's w and b ahead.
+# results/2026-12-01-h200-507f44d/tk/); fewer values a thread were slower
+# for bf16 (results/2026-11-30-h200-d09ebd5), before x's evict_last load and 20's w and b ahead.
 C1K = "    if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, w, b, y, rows, cols, stream);\n"
 for tag, per, tpr in (("53-lab-c1k8", 8, 128), ("52-lab-c1k16", 16, 64)):
     variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-{tag}.cu",
             f"LAB {tag}: 21 with a 1024-column row on {tpr} threads of {per} values ({tpr}-thread blocks).",
             ((C1K, f"    if (cols <= 1024) return launch_regs<VEC, {per}, {tpr}, {tpr}>(x, w, b, y, rows, cols, stream);\n", 1),))
-# ---- session 10: rows of 1024 on resident warps -----------------------------
-# layernorm bf16 22 and softmax bf16 13 (numbered candidates) keep each warp
-# for the whole call, its next row in flight. Lab variants of 22: w and b
-# held in registers for the warp's life (128 registers, two blocks an SM),
-# and x at L2 evict_first instead of 20's evict_last.
-variant(f"{L}/bf16-22-warp-stream.cu", f"{L}/bf16-54-lab-wbregs.cu",
-        "LAB 54-lab-wbregs: 22 with w and b in registers for the warp's life (two blocks an SM).",
-        (("#define WB_REGS 0\n", "#define WB_REGS 1\n", 1),))
-variant(f"{L}/bf16-22-warp-stream.cu", f"{L}/bf16-55-lab-xfirst.cu",
-        "LAB 55-lab-xfirst: 22's 1024-column kernel with x at L2 evict_first.",
-        (("    const uint64_t pol = evict_last_policy(); /* x's lines as 20 loads them */\n",
-          "    const uint64_t pol = evict_first_policy();\n", 1),))
+# ---- stores and loads of rows of 1024 --------------------------------------
 # layernorm bf16 21 (20's code at 1024 and 4096 columns) and softmax bf16 14
 # with y's 16-byte stores (vec<8>::store: the register kernels; 21's
 # two-read kernel and 14's bulk-copy rows keep theirs) streamed
 # (st.global.cs) or at L2 evict_first
 # (st.global.L2::cache_hint): x at evict_last took f32 past a memcpy of the
-# same bytes; .cs stores took softmax f32 07 from 97.8% to 99.6% at
-# 65536x1024 (session 6, lab 83), never tried with x at evict_last.
+# same bytes; .cs stores had not been tried with x at evict_last.
 STORE8 = "        reinterpret_cast<uint4 *>(p)[i] = make_uint4(pack2(v), pack2(v + 2), pack2(v + 4), pack2(v + 6));\n"
 STORE_CS = "        __stcs(reinterpret_cast<uint4 *>(p) + i, make_uint4(pack2(v), pack2(v + 2), pack2(v + 4), pack2(v + 6)));\n"
 STORE_FIRST = ('''        const uint4 t = make_uint4(pack2(v), pack2(v + 2), pack2(v + 4), pack2(v + 6));
@@ -641,7 +438,7 @@ for path, base in ((f"{L}/bf16-21-two-pass.cu", "21"), ("kernels/softmax/cuda/bf
     variant(path, f"{d}/bf16-81-lab-yfirst.cu", f"LAB 81-lab-yfirst: {base} with y's 16-byte stores at L2 evict_first.",
             ((STORE8, STORE_FIRST, 1),))
 # layernorm bf16 at 65536x1024 stays at the memcpy's rate (99.5%) where
-# softmax bf16 14 passes it (100.7%, session 10 call 3). What layernorm
+# softmax bf16 14 passes it (100.7%, results/2026-12-01-h200-3779272). What layernorm
 # adds there: a separate 2-byte load of the pivot, w and b. Lab 82: the
 # pivot from lane 0's first value by a shuffle (warp-a-row launches only);
 # lab 83: w and b at L2 evict_last (torch.compile's hint on them); lab
@@ -685,7 +482,7 @@ for tag, blk in (("94-lab-blk128", 128), ("95-lab-blk512", 512)):
             ((C1K, f"    if (cols <= 1024) return launch_regs<VEC, 32, 32, {blk}>(x, w, b, y, rows, cols, stream);\n", 1),))
 # Rows in flight at 1024 columns: 16 an SM (lab 53, 128 threads a row)
 # ran at 79.5% of a memcpy, 25 (lab 52) at 96.1%, 20's 32 (a warp a row)
-# at 99.5% (session 10 call 1). More than 32 a warp a row needs fewer
+# at 99.5% (results/2026-12-01-h200-a30451d). More than 32 a warp a row needs fewer
 # than 64 registers; at 40, 21's kernel spills 300 bytes. Lab 96-98: a
 # full row of 1024 kept packed (16 registers) and unpacked again by each
 # pass (an XOR with a zero ptxas cannot see keeps it from holding the 32
@@ -767,8 +564,8 @@ for tag, minb, pad in (("96-lab-packed48", 6, 0), ("97-lab-packed64", 8, 0), ("9
              (C1K, f"    if (VEC == 8 && cols == 1024) {{\n        layernorm_packed1k<{minb}><<<(unsigned)((rows + 7) / 8), 256, {pad}, stream>>>(x, w, b, y, rows, 0u, 0u, 0u);\n"
                    "        KP_TRY(cudaGetLastError());\n        return 0;\n    }\n" + C1K, 1)))
 # What w and b cost layernorm at 1024 columns (21 at 97.9% of copy under
-# kproof where softmax bf16 14, the same traffic, ran at 99.8%: session 10
-# call 5): 21 with the 16-byte raw loads of w and b (20's loads ahead, the
+# kproof where softmax bf16 14, the same traffic, ran at 99.8%:
+# results/2026-12-01-h200-79279bb): 21 with the 16-byte raw loads of w and b (20's loads ahead, the
 # register kernels at 32 values a thread) replaced by constants.
 diagnostic(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-99-lab-nowb.cu", "99-lab-nowb",
            "21 with w and b not loaded (every raw 16-byte w/b chunk is eight 1.0s).",
@@ -779,10 +576,10 @@ diagnostic(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-99-lab-nowb.cu", "99-lab-nowb"
         return make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u);
     }
 ''', 1),))
-# ---- session 11: rows of 1024 that share w and b ---------------------------
-# Session 11 call 1: 21 without w and b (lab 99, wrong output) ran 63.30 us
+# ---- rows of 1024 that share w and b --------------------------------------
+# 21 without w and b (lab 99, wrong output) ran 63.30 us
 # at 65536x1024 against 21's 64.13 (100.8% / 99.5% of a memcpy): w and b
-# cost 1.3%. max-autotune's kernel there (call 1, tk/): two rows a
+# cost 1.3% (results/2026-12-01-h200-737a17a). max-autotune's kernel there (its tk/): two rows a
 # 128-thread program, 40 registers, w and b loaded once for both rows, 8
 # columns a thread a row, 62.91 us in torch's profiler. Lab 48-51: R
 # rows a 128-thread block, each thread one 16-byte chunk of each row and one of w and of b; a
@@ -866,9 +663,9 @@ for tag, r, early in (("51-lab-share2", 2, "true"), ("50-lab-share3", 3, "true")
             (("/* ---- rows over 32768 elements", SHARE1K + "/* ---- rows over 32768 elements", 1),
              (C1K, f"    if (VEC == 8 && cols == 1024) {{\n        layernorm_share1k<{r}, {early}><<<(unsigned)((rows + {r - 1}) / {r}), 128, 0, stream>>>(x, w, b, y, rows, 0u);\n"
                    "        KP_TRY(cudaGetLastError());\n        return 0;\n    }\n" + C1K, 1)))
-# Session 11 call 2 (c9385fa): every lab 47-51 PASSes, and every one is
+# results/2026-12-01-h200-c9385fa: every lab 47-51 PASSes, and every one is
 # slower than 21 at 65536x1024 (64.22 us): 51 70.08, 47 70.85, 50 67.07,
-# 49 66.53, 48 77.06; max-autotune ran 51's layout (call 1) in 62.91
+# 49 66.53, 48 77.06; max-autotune ran 51's layout (737a17a) in 62.91
 # (torch's profiler).
 # What else its kernel does: x by a plain coherent load with no L2 hint,
 # w and b at L2 evict_last, and an approximate rsqrt. Lab 46 does all
@@ -902,10 +699,10 @@ variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-43-lab-rsq.cu", "LAB 43-lab-rsq: 
 # them at evict_last; max-autotune's kernel gives x none).
 variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-42-lab-xnohint.cu", "LAB 42-lab-xnohint: 21 with x loaded at no L2 hint in its register kernels.",
         (("            vec<VEC>::load_keep(xr, i, &v[k * VEC], pol);\n", "            vec<VEC>::load(xr, i, &v[k * VEC]);\n", 1),))
-# Session 11 call 3 (2bdd463): rsqrtf took 51 from 70.05 to 68.38 us (44)
+# results/2026-12-01-h200-2bdd463: rsqrtf took 51 from 70.05 to 68.38 us (44)
 # and 21 from 64.16 to 64.03 (43); 51 with all of max-autotune's load
 # kinds 68.80 (46); 21 with x at no L2 hint 65.34 (42). The share layout
-# stays 6-9% behind 21; w and b's cost in 21 (1.3%, call 1) is the lead.
+# stays 6-9% behind 21; w and b's cost in 21 (1.3%, 737a17a) is the lead.
 # Lab 41: 21 with x at L1::no_allocate (x passes through L1 once, where w
 # and b are read by every row); 40: w and b at L1::evict_last; 39: both
 # and rsqrtf; 38: w and b staged once a block in shared memory for the
@@ -996,7 +793,7 @@ variant(f"{L}/bf16-21-two-pass.cu", f"{L}/bf16-38-lab-smemwb.cu", "LAB 38-lab-sm
         (("/* ---- rows over 32768 elements", SMEM1K + "/* ---- rows over 32768 elements", 1),
          (C1K, "    if (VEC == 8 && cols == 1024) {\n        layernorm_smem1k<<<(unsigned)((rows + 7) / 8), 256, 0, stream>>>(x, w, b, y, rows);\n"
                "        KP_TRY(cudaGetLastError());\n        return 0;\n    }\n" + C1K, 1)))
-# Session 11 call 4 (5ab722a): 38 (w and b staged in shared memory) 63.74
+# results/2026-12-01-h200-5ab722a: 38 (w and b staged in shared memory) 63.74
 # us against 21's 64.13 (100.1% / 99.5% of a memcpy), as fast as softmax
 # bf16 14 (63.74); the L1 hints did nothing (41 64.19, 40 64.26, 39
 # 64.13); 43 (rsqrtf) 63.97. Lab 37: 38 with rsqrtf; 36 and 35: 37 in

@@ -7,7 +7,7 @@
 #   lab/profile.sh KERNEL.cu ROWS COLS [KERNEL.cu ROWS COLS ...]
 #   lab/profile.sh torch OP DTYPE ROWS COLS   (torch.compile max-autotune-no-cudagraphs)
 # The op and dtype of a kernel file come from its path, as in gpu-check.sh.
-# ncu runs with --clock-control none (METHOD.md: leave the clocks alone);
+# ncu runs with --clock-control none (the clocks are left as the driver sets them);
 # where it cannot read the counters (a gVisor machine) it says so and the
 # driver's own event timing still prints.
 set -uo pipefail

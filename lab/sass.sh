@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # lab/sass.sh: where a kernel's loads sit in its machine code, for finding
-# loads that wait on another load (layernorm f32 05's pivot, session 5).
+# loads that wait on another load (layernorm f32 05's pivot: see f32 10).
 #   lab/sass.sh KERNEL.cu MANGLED_NAME [MORE_NAMES...]
 # Builds the file for sm_90a with nvcc, then prints per function the
 # global loads and stores, the copies between registers, barriers and

@@ -46,8 +46,9 @@ def device_view(r):
     that and Python's enqueue time (kproof's rule for a candidate, whose C
     call enqueues in microseconds); for torch.compile that enqueue (guards
     and dispatch, 70-220 us on the H200's host) was longer than the device
-    time in most samples at 64-130 us (results/2026-12-01-h200-session9),
-    so a win on the samples could be a win on Python's overhead. Rows from
+    time in most samples at 64-130 us (results/2026-12-01-h200-2e3a8de-2 in
+    the results-archive-2026-12-02 tag), so a win on the samples could be a
+    win on Python's overhead. Rows from
     before the device time was recorded are kept as they were."""
     if "device_median_s" not in r:
         return r
@@ -105,7 +106,7 @@ def timing_table(out, title, files, copy_gbs, best):
             out.append("| %s | **%s** %s | | %s | | | | | |" % (name, v, d.get("check", ""), (d.get("detail") or "")[:160].replace("|", "/").replace("\n", " ")))
 
 
-# ANCHORS.md's matmul targets: (dtype, shape) -> the fraction of cuBLAS
+# The project's matmul targets: (dtype, shape) -> the fraction of cuBLAS
 # the project's best must reach in its own eval (cuBLAS interleaved), or
 # "compile" where the target is torch.compile's time in the same run.
 MATMUL_TARGETS = {
@@ -125,13 +126,13 @@ def matmul_verdict(ratio, lo, hi, need, what):
 
 def matmul_table(out, best, torch_rows):
     """The best project matmul per dtype and shape against cuBLAS (the
-    baseline kproof interleaves in that kernel's own eval) and, where
-    ANCHORS.md's target is torch.compile, against its time in this run."""
+    baseline kproof interleaves in that kernel's own eval) and, where the
+    target is torch.compile, against its time in this run."""
     keys = sorted(k for k in best if k[0] == "matmul")
     if not keys:
         return
     out.append("\n## Best project matmul vs cuBLAS (interleaved in the same eval)\n")
-    out.append("Targets (ANCHORS.md): fp32 at least cuBLAS at 4096^3, 8192^3 and 4095^3; bf16 at least 0.95x cuBLAS "
+    out.append("Targets: fp32 at least cuBLAS at 4096^3, 8192^3 and 4095^3; bf16 at least 0.95x cuBLAS "
                "at 4096^3 and 8192^3 and at least torch.compile at 4095^3 (torch on its device time); none at "
                "8192x1024x8192. A kernel whose timing never settled (\"~\") is not counted.\n")
     out.append("| dtype | shape | project best | TFLOP/s | cuBLAS | best / cuBLAS [95% CI] | target |")
@@ -222,7 +223,7 @@ def main():
     if torch_rows:
         out.append("\n## Best project kernel vs torch (same cold protocol, same run)\n")
         out.append("Medians with 95% intervals. SoL: the op's bytes at the measured copy bandwidth. "
-                   "Target (issue 5): softmax and layernorm at least 90% of copy bandwidth and no slower than the best "
+                   "Targets: softmax and layernorm at least 90% of copy bandwidth and no slower than the best "
                    "torch; sum 2^28 at least 95% of copy, smaller sums faster than eager; "
                    "\"~\" on a kernel: correct but the timing never settled (NOISY), so not counted as met; "
                    "on a torch mode: its 95% interval is wider than +-1% (what kproof asks of a kernel), and a "
@@ -230,10 +231,10 @@ def main():
         if any("call_median_s" in r for modes in torch_rows.values() for r in modes.values()):
             out.append("Torch times are device times: the events on its stream around the one call "
                        "(scripts/summarize.py, device_view). Where Python's enqueue took longer than the device in "
-                       "most samples, the call's median with it follows in parentheses; a kernel in a model whose "
+                       "most samples, the median with that enqueue follows in parentheses (\"with enqueue\"); a kernel in a model whose "
                        "host runs ahead does not pay that, so no win is counted on it.\n")
         else:
-            out.append("**This run's torch.json predates device times (bench/torch_baselines.py, session 9): "
+            out.append("**This run's torch.json predates device times (bench/torch_baselines.py records them since 2026-12-01): "
                        "each torch time is the larger of the device's and Python's enqueue time, and "
                        "torch.compile's enqueue can be the larger at these sizes, so a win here may be on "
                        "Python's overhead.**\n")
@@ -251,7 +252,7 @@ def main():
                 r = modes.get(m)
                 cells.append("%s%s [%s, %s]%s" % (fmt_t(r["median_s"]), "~" if unsettled(r) else "", fmt_t(r.get("lo_s")),
                                                   fmt_t(r.get("hi_s")),
-                                                  " (call %s)" % fmt_t(r["call_median_s"]) if host_bound(r) else "")
+                                                  " (with enqueue %s)" % fmt_t(r["call_median_s"]) if host_bound(r) else "")
                              if r else "-")
             tbest = min((r["median_s"] for r in modes.values()), default=None)
             ratio = "%.2fx" % (tbest / b[0]) if b and tbest else "-"
@@ -321,7 +322,7 @@ def main():
     if os.path.exists(db):
         out.append("\n## Independent cuBLAS SGEMM measurement (torch.mm, TF32 off, do_bench median)\n")
         out.append("```\n" + open(db).read().strip() + "\n```\n")
-        # Issue 3: kproof's median of the cuBLAS wrapper within 3% of it.
+        # The timing check: kproof's median of the cuBLAS wrapper within 3% of it.
         dbj = None
         try:
             dbj = json.load(open(db))

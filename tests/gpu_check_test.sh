@@ -96,8 +96,8 @@ assert "medians_us" in open(f"{d}/repro/summary.txt").read()
 PY
 grep -q 'torch: needs a GPU, skipped' "$T/out/log.txt" || fail "the torch stage did not say it was skipped"
 # KP_CORRECT_ARGS reaches the correct stage's evaluations: exactly the
-# shapes it names (session 11 checked the layernorm history this way on
-# two shapes added after those kernels were written).
+# shapes it names (the way to check older kernels on shapes added to an
+# op after they were written).
 cafail() { tail -20 "$T/ca/log.txt" 2>/dev/null; fail "$@"; } # fail shows the main run's log
 OUT=$T/ca KP_RUN_DIR=$T/carun BUILD=$BUILD KP_BACKEND=host KP_CORRECT_KERNELS='sum/host/f32-02' \
   KP_CORRECT_ARGS=--shape,1000,--shape,4097 bash scripts/gpu-check.sh correct >/dev/null 2>&1 \

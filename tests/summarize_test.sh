@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# scripts/summarize.py on committed H200 runs (session 5's and session 6's issue-5 tables):
-# the target column it prints is what issue 5's "done when" is read from,
-# so its verdicts are checked against numbers known from that run.
+# scripts/summarize.py on small fixtures copied from real H200 runs
+# (tests/fixtures/summarize/: env.txt, calibrate.txt, kernels/*.json and
+# torch.json of one gpu-check run each): the target column it prints is
+# what the bandwidth and matmul targets are read from, so its verdicts are
+# checked against numbers known from those runs.
 #   tests/summarize_test.sh SOURCE_DIR
 set -uo pipefail
 cd "$1" || exit 1
-run=results/2026-11-30-h200-session5/call3-6aadba2
+fx=tests/fixtures/summarize
+run=$fx/targets
 out=$(python3 scripts/summarize.py "$run") || { echo "FAIL: summarize.py exited $?"; exit 1; }
 fail() { echo "FAIL: $*"; exit 1; }
 row() { echo "$out" | grep -E "^\| $1 \| $2 \| $3 \|" || fail "no target row for $1 $2 $3"; }
@@ -27,14 +30,14 @@ row layernorm f32 65536x1024 | grep -qE '139\.22 us~ \[' || fail "an unsettled t
 # a settled one is not: softmax f32 8192x8192 max-autotune 131.94 [131.90, 132.06]
 row softmax f32 8192x8192 | grep -qE '131\.94 us \[' || fail "a settled torch mode should carry no ~"
 
-# Session 6, call 4: layernorm f32 4096x16384 at 130.77 us [129.79, 132.13]
+# medians-only: layernorm f32 4096x16384 at 130.77 us [129.79, 132.13]
 # against max-autotune's 130.86: faster by the medians only.
-out=$(python3 scripts/summarize.py results/2026-11-30-h200-session6/call4-fd11059) || fail "summarize.py on call 4"
+out=$(python3 scripts/summarize.py $fx/medians-only) || fail "summarize.py on medians-only"
 row layernorm f32 4096x16384 | grep -qE '\| met by the medians only \([^|]*\) \|$' \
   || fail "layernorm f32 4096x16384 should be met by the medians only"
 
 # A win against a torch mode that never settled and whose interval reaches
-# below the kernel's median is not counted: session 5's run with softmax f32
+# below the kernel's median is not counted: the targets run with softmax f32
 # 8192x8192's max-autotune widened to [115, 150] us around 131.94.
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cp -r "$run" "$tmp/run"
@@ -107,20 +110,20 @@ echo "$out" | grep -q "taken with --kernels" || fail "a --kernels run's target t
 echo "$out" | grep -qE '^\| layernorm \| f32 \| 16384x4096 \| max-autotune \| triton_per_fused_native_layer_norm_0 grid \[16384, 1, 1\] block \[512, 1, 1\] regs 32 \|$' \
   || fail "the max-autotune kernel row"
 echo "$out" | grep -qE '^\| sum \| f32 \| 1048576 \| eager \| profiler unavailable \|$' || fail "a profiler error row"
-out=$(python3 scripts/summarize.py "$run") || fail "summarize.py on session 5"
+out=$(python3 scripts/summarize.py "$run") || fail "summarize.py on the targets run"
 echo "$out" | grep -q '^## Kernels torch ran' && fail "a run without kernels should have no kernels section"
 echo "$out" | grep -q "taken with --kernels" && fail "a run without --kernels should not be called one"
 echo "$out" | grep -q "predates device times" || fail "a torch.json without device times should be said to predate them"
 
-# Session 9, call 7: torch.json with device times. Torch is judged on its
+# device-times: torch.json with device times. Torch is judged on its
 # device time, not on the larger of that and Python's enqueue.
-out=$(python3 scripts/summarize.py results/2026-12-01-h200-session9/call7-0abfcfa) || fail "summarize.py on session 9 call 7"
+out=$(python3 scripts/summarize.py $fx/device-times) || fail "summarize.py on device-times"
 echo "$out" | grep -q "predates device times" && fail "a torch.json with device times said to predate them"
 # layernorm bf16 4096x16384: 68.56 us [67.84, 68.88] against max-autotune's
 # device 67.01 [66.91, 67.14] (its samples, with Python's enqueue: 76.66).
-row layernorm bf16 4096x16384 | grep -qE '\| 67\.01 us \[66\.91 us, 67\.14 us\] \(call 76\.66 us\) \| 0\.98x \| not met \|$' \
+row layernorm bf16 4096x16384 | grep -qE '\| 67\.01 us \[66\.91 us, 67\.14 us\] \(with enqueue 76\.66 us\) \| 0\.98x \| not met \|$' \
   || fail "layernorm bf16 4096x16384 should be not met against max-autotune's device time"
-# eager's samples were device-bound: no "(call ...)"
+# eager's samples were device-bound: no "(with enqueue ...)"
 row layernorm bf16 4096x16384 | grep -qE '\| 122\.21 us \[122\.14 us, 122\.30 us\] \| 68\.51' \
   || fail "a device-bound torch mode should show no call time"
 # 63.73 [63.46, 64.03] against 65.79: met on device time too
@@ -128,10 +131,11 @@ row layernorm bf16 16384x4096 | grep -qE '\| 1\.03x \| met \|$' || fail "layerno
 # 63.52 [63.33, 64.45] against compile's device 64.13: inside the interval
 row softmax bf16 65536x1024 | grep -qE '\| met by the medians only \([^|]*\) \|$' \
   || fail "softmax bf16 65536x1024 should be met by the medians only"
-# Matmul's targets (ANCHORS.md) from session 12's call 4: the best kernel
-# against the cuBLAS baseline interleaved in its own eval.
-m=results/2026-12-01-h200-session12/call4-d4f45ea/time.run
-out=$(python3 scripts/summarize.py "$m") || fail "summarize.py on session 12 call 4"
+# Matmul's targets (scripts/summarize.py, MATMUL_TARGETS) on the matmul
+# fixture: the best kernel against the cuBLAS baseline interleaved in its
+# own eval.
+m=$fx/matmul
+out=$(python3 scripts/summarize.py "$m") || fail "summarize.py on the matmul fixture"
 mrow() { echo "$out" | grep -E "^\| $1 \| $2 \|" || fail "no matmul row for $1 $2"; }
 # 03: 201.12 us, 0.892x [0.888, 0.897] of cuBLAS: under 0.95
 mrow bf16 4096x4096x4096 | grep -qE 'matmul-bf16-03-wgmma 201\.12 us .*\| 0\.892x \[0\.888, 0\.897\] \| not met \|$' \
@@ -172,4 +176,4 @@ out=$(python3 scripts/summarize.py "$tmp/mm") || fail "summarize.py with a moved
 mrow bf16 4096x4096x4096 | grep -qE '\| met by the ratio.s median only \([^|]*0\.95x\) \|$' \
   || fail "0.96x [0.94, 0.98] against 0.95 should be met by the median only"
 
-echo "summarize.py: issue-5 targets read right from session 5's, 6's and 9's H200 runs; torch judged on device time; torch's kernels listed; matmul judged against cuBLAS and torch.compile (session 12)"
+echo "summarize.py: bandwidth targets read right from three H200 runs; torch judged on device time; torch's kernels listed; matmul judged against cuBLAS and torch.compile"

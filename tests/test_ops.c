@@ -80,7 +80,7 @@ static int64_t largest_buf(const kp_op *op, const kp_shape *s) {
 }
 
 static void test_shape_sets(void) {
-    /* canonical = ANCHORS.md */
+    /* canonical: the benchmark shapes each op is timed at */
     const kp_op *mm = kp_op_find("matmul_bf16"), *sm = kp_op_find("softmax_f32"), *ln = kp_op_find("layernorm_bf16"),
                 *su = kp_op_find("sum_f32");
     CHECK(mm->canonical.n == 4);

@@ -88,7 +88,7 @@ struct kp_op {
     const char *dim_names[KP_MAX_DIMS];
     int nbufs;
     kp_bufdesc bufs[KP_MAX_BUFS];
-    kp_shape_set canonical; /* ANCHORS.md shapes: benchmarked */
+    kp_shape_set canonical; /* the benchmark shapes: timed */
     kp_shape_set edge;      /* 1, primes, non-multiples of 8/16/128, long rows */
     kp_shape_set quick;     /* small shapes for a fast run (tests, host demo) */
     int ndists;

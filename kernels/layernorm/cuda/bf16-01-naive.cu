@@ -1,16 +1,14 @@
-/* layernorm bf16, variant 01: naive, one thread per row.
+/* layernorm bf16, cuda, 01 naive: one thread per row.
  *
- * Adds: nothing; the simplest correct kernel, the baseline for the others.
- * y = (x - mean) / sqrt(var + 1e-5) * w + b with the biased variance; x, w,
- * b and y in bf16, the two sums in double, the output in fp32 and one
- * rounding to bf16 (nearest even) per element. Each thread walks its row three times: the mean, the
- * variance as the mean of (x - mean)^2 (two passes, never E[x^2] - E[x]^2),
- * then the output.
- * Napkin math: minimum traffic one read of x and one write of y, 4 bytes
- * per element (w and b stay in cache); this reads x three times, and
- * neighbouring threads touch addresses a whole row apart, so every load is
- * its own 32-byte sector. About 7 FLOPs per element.
- * H200: not yet measured
+ * The simplest correct kernel, the baseline the others are measured against.
+ * y = (x - mean) / sqrt(var + 1e-5) * w + b with the biased variance; each
+ * thread walks its row three times (mean; variance as the mean of (x -
+ * mean)^2, never E[x^2] - E[x]^2; output), sums in double, one rounding to
+ * bf16 per output. Napkin math: 4 bytes per element is the minimum; this
+ * reads x three times, each load its own 32-byte sector.
+ * measured: PASS on the op's edge set
+ * (results/2026-12-01-h200-1c4668e/correct-edge/layernorm-bf16-01-naive.json);
+ * not timed.
  */
 #include <kproof/kernel.h>
 

@@ -1,13 +1,11 @@
-/* layernorm bf16, variant 03: 16-byte vector loads and stores.
+/* layernorm bf16, cuda, 03 vec8: 16-byte loads and stores.
  *
- * Adds over 02: when x, w, b and y are 16-byte aligned and cols is a
- * multiple of 8, every row starts on a 16-byte boundary and each thread
- * moves 8 bf16 per instruction (an eighth of the load/store instructions;
- * two bf16 unpack with a shift and a mask, two pack with one cvt); any
- * other shape takes the scalar path of 02.
- * Napkin math: minimum traffic 4 bytes per element; still three reads of x
- * (mean, variance, output). About 7 FLOPs per element.
- * H200: not yet measured
+ * Adds over 02: with x, w, b and y 16-byte aligned and cols a multiple of 8,
+ * each thread moves 8 bf16 per instruction; other shapes take 02's scalar
+ * path.
+ * measured: PASS on the op's edge set
+ * (results/2026-12-01-h200-1c4668e/correct-edge/layernorm-bf16-03-vec8.json);
+ * not timed.
  */
 #include <kproof/kernel.h>
 

@@ -1,18 +1,13 @@
-/* layernorm bf16, variant 04: the row is read from HBM once, kept in registers.
+/* layernorm bf16, cuda, 04 row in registers: x read from HBM once.
  *
- * Adds over 03: each of the 256 threads of a row's block loads its share of
- * the row (up to 32 elements, 4 vector loads in flight) into registers as
- * fp32; mean, variance and output then work on registers: one read and one
- * write per element. Rows over 8192 elements do not fit; they take three
- * reads (mean, variance, output), still correct at any length.
- * Statistics in fp32, shifted by the row's first element: x - x0 is exact
- * for the nearby values of a row with mean 1000 and std 1, so the sums see
- * O(std) terms and the mean keeps its digits; the variance is the mean of
- * (x - mean)^2 over the registers (two passes, no E[x^2] - E[x]^2).
- * Output in fp32, rounded once to bf16.
- * Napkin math: 4 bytes per element moved (x read once, y written once; w
- * and b come from L2), about 7 FLOPs per element: bandwidth-bound.
- * H200: not yet measured
+ * Adds over 03: each of a row's 256 threads keeps its share (up to 32
+ * values, as fp32) in registers, so mean, variance and output work on
+ * registers: one read and one write per element. Statistics in fp32, shifted
+ * by the row's first element so a row with mean 1000 keeps its digits. Rows
+ * over 8192 take three reads, still correct.
+ * measured: PASS on the op's edge set
+ * (results/2026-12-01-h200-1c4668e/correct-edge/layernorm-bf16-04-row-in-registers.json);
+ * not timed.
  */
 #include <kproof/kernel.h>
 

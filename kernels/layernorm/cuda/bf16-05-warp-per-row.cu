@@ -1,27 +1,13 @@
-/* layernorm bf16, variant 05: launch shape chosen by row length; warp per row.
+/* layernorm bf16, cuda, 05 warp per row: the launch shape chosen by row length.
  *
- * Adds over 04: rows up to 1024 elements get one warp each (8 rows per
- * 256-thread block, shuffles only, no barrier), longer rows a block sized
- * so that each thread keeps at most 32 elements as fp32 (64..1024 threads,
- * so rows up to 32768 stay in registers), and only rows over 32768 take
- * the three-read path. Register caps come from __launch_bounds__ so a block
- * that keeps 32 floats per thread still fits 64 registers.
- * Statistics in fp32, shifted by the row's first element: x - x0 is exact
- * for the nearby values of a row with mean 1000 and std 1, so the sums see
- * O(std) terms and the mean keeps its digits; the variance is the mean of
- * (x - mean)^2 over the registers (two passes, no E[x^2] - E[x]^2).
- * Output in fp32, rounded once to bf16.
- * Napkin math: 4 bytes per element moved (x read once, y written once; w
- * and b come from L2), about 7 FLOPs per element: bandwidth-bound.
- * 16384x4096, 65536x1024 and 4096x16384 each move 256 MiB.
- * H200 (results/2026-11-30-h200x2-session2/run3-e9d72fd-gpu1, 1 s per shape, +-1-2%): 79.2 /
- * 78.2 / 85.1 us at 16384x4096 / 65536x1024 / 4096x16384 = 80.2 / 81.2 /
- * 74.7% of copy (old timing protocol). Held stream, clean flush
- * (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1): 66.82 / 66.94 / 72.42 us = 93.9 / 93.7 /
- * 86.7% of copy
- * One H200 alone (results/2026-11-30-h200-session4/call3-61cbe17): 65.18 / 64.56 / 70.53 us = 96.1 / 97.0 /
- * 88.8% of copy. The first 09 (one reduction) was 2.9% faster at 4096x16384,
- * and wrong on outlier first values (see 09).
+ * Adds over 04: rows up to 1024 get one warp each (8 rows a 256-thread
+ * block, shuffles only, no barrier); longer rows a block sized so a thread
+ * keeps at most 32 values (rows up to 32768 stay in registers), so several
+ * rows are in flight on every SM.
+ * measured: 65.18 / 64.56 / 70.53 us at 16384x4096 / 65536x1024 / 4096x16384
+ * = 96.1 / 97.0 / 88.8% of copy (results/2026-11-30-h200-61cbe17, archived);
+ * PASS on the op's edge set
+ * (results/2026-12-01-h200-1c4668e/correct-edge/layernorm-bf16-05-warp-per-row.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,35 +1,16 @@
-/* layernorm bf16, variant 11: a full row's mean and variance in one reduction of equal halves.
+/* layernorm bf16, cuda, 11 one merge: mean and variance in one reduction of equal sets.
  *
- * Adds over 05 (06-10 are side roads): at 4096x16384 05 sits near 88% of
- * copy, and 05 with its two row reductions taken out (a diagnostic with
- * wrong output, lab/gen.py 85-lab-noreduce) ran at 96.9% of copy against
- * 05's 89.5% in one screen (results/2026-11-30-h200-session6/call1-18bcd6b/screen.txt):
- * the time from a row's last load to its first store is what an SM with
- * only two 512-thread rows cannot hide. 09 merged (count, mean, M2) of
- * unequal sets (Chan et al.) in one reduction and was 26% slower: each
- * shuffle step had a division and two branches on a long dependent chain.
- * Here, when every thread of a row holds the same number of values (all
- * rows of PER * TPR elements: the canonical shapes), each thread takes the
- * mean and the sum of squared deviations of its own values (two passes
- * over registers, no communication), and each shuffle step merges two
- * sets of equal size c: mean = (ma + mb) / 2, M2 = M2a + M2b + d^2 c / 2
- * with d = mb - ma. No division, no branch, symmetric in a and b (both
- * lanes of a pair get the same bits), one barrier. A row that leaves some
- * threads short keeps 05's two reductions. Values are shifted by the
- * row's first element as in 05, so the means keep their digits on rows
- * with a large mean; the merge needs no shift to be exact about the mean,
- * so an outlier first value costs nothing.
- * Prediction: 4096x16384 from 05's ~89% to 92-94% of copy; the other shapes
- * (4 and 8 rows an SM) about as 05.
- * H200 screens: 70.18 us at 4096x16384 against 05's 70.88 (1.0%; call2-8ecea1a),
- * then 71.04 against 71.20 (0.2%; call3-61d21f0), both in
- * results/2026-11-30-h200-session6/; 16384x4096 and 65536x1024 the same as
- * 05. Far short of the prediction: the chain length of the reductions is
- * not what costs 05 its 7% at 4096x16384; the barrier itself (a row waits
- * for its slowest warp's loads) is what the diagnostic took away. PASS on
- * all 13 shapes (call2-8ecea1a/correct, worst 0.249 of the tolerance).
- * Issue 5's table (call4-fd11059, copy 4261.0 GB/s): 65.82 / 65.17 / 71.26 us
- * at 16384x4096 / 65536x1024 / 4096x16384 = 95.7 / 96.7 / 88.4% of copy.
+ * Adds over 05: when every thread of a row holds the same number of values,
+ * each takes its own mean and M2 over its registers and each shuffle step
+ * merges two sets of equal size (mean = (ma + mb) / 2, M2 = M2a + M2b + d^2
+ * c / 2): no division, no branch, one barrier where 05 has two. Other rows
+ * keep 05's two reductions.
+ * measured: 70.18 us at 4096x16384 against 05's 70.88 in a screen
+ * (results/2026-11-30-h200-8ecea1a/screen.txt, archived), the same
+ * elsewhere; 65.82 / 65.17 / 71.26 us at 16384x4096 / 65536x1024 /
+ * 4096x16384 in results/2026-11-30-h200-fd11059 (archived); PASS on the op's
+ * edge set
+ * (results/2026-12-01-h200-1c4668e/correct-edge/layernorm-bf16-11-one-merge.json).
  */
 #include <kproof/kernel.h>
 

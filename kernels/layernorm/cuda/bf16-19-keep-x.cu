@@ -1,31 +1,17 @@
-/* layernorm bf16, variant 19: x read at L2's evict_last priority.
+/* layernorm bf16, cuda, 19 keep x: x read at L2's evict_last priority.
  *
- * Adds over 11 (12-18 are side roads): on the 16-byte path the register
- * kernel (rows up to 32768) loads x under an L2 eviction policy of
- * evict_last, made once a kernel (createpolicy.fractional, fraction 1.0,
- * then ld.global.nc.L2::cache_hint), as layernorm f32 17 and softmax f32
- * 10. The policy made at every load instead (lab 63) gave 11 43% more time
- * at 4096x16384 (results/2026-12-01-h200-session8/call2-4e6eb62, GPU-ef56bec2),
- * and so did evict_first made the same way (lab 59, call3-51f4b03); made
- * once (call5-437869d, GPU-a2a6d540) it is neither slower nor faster there.
- * Each was compared with 11 in its own call, on different GPUs. Why, from
- * the SASS (cuobjdump of the sm_90a build, 16384 columns): in lab 63 each
- * of a row's four 16-byte loads sits in its own branch (the asm with its
- * own createpolicy kept the compiler from predicating the slot's
- * load-or-fill) and is unpacked before the next load issues, so a row
- * costs four memory round trips; here, as in 11, the four loads are
- * predicated and issued back to back (0x0230-0x0290).
- * Screen (lab/screen.sh as lab 56, 4 rounds of 30 cold calls, % of a
- * cudaMemcpy of the same bytes; call5-437869d): 64.96 us (98.7%) against
- * 11's 66.66 (96.2%) at 16384x4096; 70.66 (90.9%) against 70.73 (90.8%)
- * at 4096x16384. Under kproof's timing on the same GPU (call6-d6697d6, 1.5 s a
- * shape): 64.58 [64.26, 65.01] / 63.55 [63.42, 64.64] / 71.34 us at
- * 16384x4096 / 65536x1024 / 4096x16384 against 11's 65.81 [65.50, 66.46] /
- * 64.61 [64.26, 65.47] / 71.31 in the same run: faster at 16384x4096, by
- * the medians only at 65536x1024, the same at 4096x16384. Not in a table
- * of record yet (issue 5's of session 8, call4-ec80372, ran 11).
- * PASS on all 30 shapes, misaligned calls included (call6-d6697d6/results.tgz,
- * correct/; worst 0.249 of the tolerance).
+ * Adds over 11: on the 16-byte path the register kernel loads x with
+ * ld.global.nc.L2::cache_hint under one evict_last policy made once a
+ * kernel, as torch.compile's two-loop layernorm does. Made at every load
+ * instead, the policy split a row's four loads into four branches (SASS) and
+ * cost 43% at 4096x16384; made once, the loads stay back to back.
+ * measured: 64.96 us (98.7% of a same-bytes memcpy) against 11's 66.66 at
+ * 16384x4096, 70.66 against 70.73 at 4096x16384 in a screen
+ * (results/2026-12-01-h200-437869d/screen.txt, archived); under kproof 64.58
+ * / 63.55 / 71.34 us against 11's 65.81 / 64.61 / 71.31 at 16384x4096 /
+ * 65536x1024 / 4096x16384 (results/2026-12-01-h200-d6697d6, archived); PASS
+ * on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/layernorm-bf16-19-keep-x.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,40 +1,15 @@
-/* layernorm bf16, variant 20: w and b loaded a chunk ahead.
+/* layernorm bf16, cuda, 20 w and b ahead: w and b loaded a chunk before they are used.
  *
- * Adds over 19: in 19's SASS (cuobjdump, sm_90a, 16384 columns) the output
- * loop loads a chunk's w and b, waits for them, writes the chunk, and only
- * then loads the next chunk's: four dependent L1/L2 round trips a row
- * after the row reduction, each with nothing of that row to overlap it,
- * and only one other row an SM at 16384 columns. Here the first chunk's w
- * and b are loaded (raw, 16 bytes each) before the row reduction, and
- * each chunk's w and b are loaded before the previous chunk is written:
- * one exposed round trip at most, for 16 more registers in flight. Only
- * in the launch branches with 32 values a thread on the 16-byte path
- * (rows of 513-1024 and 2049-32768 columns); the others spilled with it
- * (ptxas, 4-40 bytes) and run 19's loop.
- * bf16 15 without w and b ran at 96.8% of copy where it ran at 88.9% with
- * them (results/2026-11-30-h200-session7/call2-6f0229b); how much of that
- * is latency and how much L2 traffic is not measured.
- * Prediction (before the runs): 4096x16384 from 19's 88.5-90.9% of copy
- * up 1-3%; the other widths as 19 (more rows an SM hide the round trips
- * already).
- * SASS (cuobjdump, sm_90a, 16384 columns, 64 registers, no spill): chunk
- * 0's w and b loads issue before the reduction's barriers (0x0320,
- * 0x0330); after it, chunk 0 is written and chunks 1-3's six loads issue
- * together (0x2a30-0x2bc0) before chunk 1 is written.
- * Arithmetic as in 19 and 11, operation for operation.
- * Measured (results/2026-12-01-h200-session9): PASS on all 30 shapes
- * (call 1). Screen (call 1, % of a same-bytes copy): 4096x16384 93.8%
- * against 19's 91.3% and 11's 90.9%; 16384x4096 100.0% against 98.1%;
- * 65536x1024 99.3% against 99.5% (0.25% more time; the rounds' spreads,
- * 64.03-64.32 and 63.90-64.13 us, overlap). Under kproof (call 2, issue
- * 5's table): 68.21 / 63.54 / 63.70 us, 91.8 / 98.6 / 98.3% of copy at
- * 4096x16384 / 16384x4096 / 65536x1024; call 3 (the table again, same
- * GPU): 68.34 / 63.86 / 64.02 us, 91.7 / 98.1 / 97.9%.
- * Those two tables timed 20 alone, with no 19 or 11 beside it, and took
- * torch's times as the larger of its device time and Python's enqueue.
- * On torch's device time (call7-0abfcfa, one run): 68.56 / 63.73 / 64.19
- * us against max-autotune's 67.01 / 65.79 / 63.25 at 4096x16384 /
- * 16384x4096 / 65536x1024: slower by 2.3% and 1.5% at the first and last.
+ * Adds over 19: 19's output loop loads a chunk's w and b, waits, writes the
+ * chunk, then loads the next (four dependent round trips a row after the
+ * reduction, SASS). Here the first chunk's w and b load before the reduction
+ * and each next chunk's before the previous chunk is written. Only where a
+ * thread keeps 32 values; elsewhere ptxas spilled.
+ * measured: 93.8% of a same-bytes memcpy at 4096x16384 against 19's 91.3%,
+ * 100.0% against 98.1% at 16384x4096 in a screen
+ * (results/2026-12-01-h200-2442665/screen.txt, archived); PASS on the op's
+ * edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/layernorm-bf16-20-wb-ahead.json).
  */
 #include <kproof/kernel.h>
 

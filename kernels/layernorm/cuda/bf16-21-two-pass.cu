@@ -1,39 +1,15 @@
-/* layernorm bf16, variant 21: rows of 12K-32K read twice, four rows an SM.
+/* layernorm bf16, cuda, 21 two pass: rows of 12K-32K read twice, four rows an SM.
  *
- * Adds over 20: for rows whose length is a multiple of 4096 between 12288
- * and 32768, the structure torch.compile's max-autotune runs at 4096x16384
- * (its Triton source, results/2026-12-01-h200-session8/call1-507f44d/tk/:
- * one 512-thread block a row, 32 registers, so four rows an SM where 20
- * keeps two): pass 1 reads the row at L2 evict_last and keeps only each
- * thread's running mean and M2; pass 2 reads it again at evict_first
- * (from L2: four rows an SM on 132 SMs are 17 MB of a 50 MB L2), with w
- * and b, and writes y. Each thread takes the row's 16-byte chunks t,
- * t + 512, ...; every thread holds the same count, so a chunk's (mean,
- * M2) joins the thread's by Chan's formula with compile-time weights and
- * the row merges equal-sized sets as 20 does. Other widths: 20's code.
- * Why: judged on device time (results/2026-12-01-h200-session9/
- * call7-0abfcfa), max-autotune ran 4096x16384 in 67.01 us [66.91, 67.14]
- * against 20's 68.56 [67.84, 68.88]. Session 5's two-read kernels lost
- * 14% and more (three rows an SM, a division per chunk, w and b not
- * cached in L1: lab/gen.py); this one has none of those.
- * ptxas (sm_90a): 32 registers, no spill, for 16K-32K columns; 4 bytes
- * spilled at 12288. SASS at 16384: pass 1's four loads back to back;
- * pass 2 loads a chunk's x, w and b before the previous chunk is written.
- * The statistics, emulated on the CPU in float for 3-8 chunks a thread
- * (normal, 200 + 3 N(0,1) and 1000 + N(0,1) data in bf16), matched a
- * double reference to 2.3e-6 relative in the variance.
- * Prediction: 4096x16384 within 2% of torch's 67.01 us, either side; it
- * is a bet on occupancy over registers, and the L2 re-read may lose it.
- * Measured (results/2026-12-01-h200-session10/call1-a30451d): PASS on all
- * 32 shapes of the op (worst 0.249 of the tolerance). Screen (5 rounds of
- * 30 cold calls, % of a cudaMemcpy of the same bytes): 66.21 us (96.2%)
- * against 20's 68.10 (93.5%) at 4096x16384, 2.8% less time; 77.73 (82.3%)
- * against 80.61 (79.3%) at 2048x32768; 16384x4096 (20's code) 64.03
- * against 64.00.
- * Issue 5's table (call5-79279bb, one run, torch on its device time):
- * 66.37 / 63.76 / 63.94 us at 4096x16384 / 16384x4096 / 65536x1024 (94.4 /
- * 98.2 / 97.9% of copy) against max-autotune's 67.07 / 65.76 / 63.41: met,
- * met, and at 65536x1024 a tie (63.41 inside [63.34, 64.43]), not met.
+ * Adds over 20: for row lengths that are multiples of 4096 in 12288-32768,
+ * torch.compile's max-autotune structure: one 512-thread block a row at 32
+ * registers; pass 1 reads the row at L2 evict_last and keeps each thread's
+ * running mean and M2 (Chan's formula, compile-time weights), pass 2 reads
+ * it again from L2 at evict_first with w and b. 20 keeps the row in
+ * registers, which holds it to two rows an SM. Other widths: 20.
+ * measured: 66.21 us (96.2% of a same-bytes memcpy) against 20's 68.10
+ * (93.5%) at 4096x16384 in a screen (results/2026-12-01-h200-a30451d,
+ * archived); PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/layernorm-bf16-21-two-pass.json).
  */
 #include <kproof/kernel.h>
 

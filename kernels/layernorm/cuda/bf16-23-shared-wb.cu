@@ -1,37 +1,15 @@
-/* layernorm bf16, variant 23: rows of 1024 read w and b from shared memory.
+/* layernorm bf16, cuda, 23 shared w and b: rows of 1024 read w and b from shared memory.
  *
- * Adds over 21: at 1024 columns (16-byte aligned), a kernel of its own: a
- * warp a row, 32 values a lane, 8 rows a 256-thread block, as 21, but w
- * and b are staged once a block in shared memory (4 KiB) and each row
- * reads them from there; 1 / sqrt is rsqrtf. Other widths: 21's code.
- * Why: at 65536x1024, 21 without w and b (a wrong-output diagnostic, lab
- * 99) ran 63.30 us against 21's 64.13 (results/2026-12-01-h200-session11/
- * call1-737a17a): w and b, which every warp loads for its row (through
- * L1; its hit rate there is not measured),
- * cost 1.3%. L1 placement hints on x, w and b changed nothing (call4-
- * 5ab722a); max-autotune's layout (two rows a 128-thread block, w and b
- * in registers for both) ran 66.5-77.1 us here (call2-c9385fa). Staged in
- * shared memory (lab 38) they ran 63.74 and 63.58 against 21's 64.13 and
- * 64.06 (calls 4 and 5); with rsqrtf (lab 37) 63.36 (100.9% of a memcpy
- * of the same bytes); blocks of 4 or 16 rows lost it (call5-9212986).
- * ptxas (sm_90a): 64 registers, no spill, 4 KiB of shared memory, four
- * blocks (32 rows) an SM as 21.
- * Prediction: 65536x1024 under kproof about 1% less time than 21's 63.94
- * us [63.34, 64.43] (results/2026-12-01-h200-session10/call5-79279bb),
- * near 63.3; max-autotune's 63.41 there is within that noise, so the
- * target may stay a tie. PASS on every shape (rsqrtf's 2 ulp is far
- * inside bf16's tolerance).
- * Measured (results/2026-12-01-h200-session11/call6-293ebfe, one run,
- * torch on its device time): PASS on all 32 shapes of the op (worst 0.249
- * of the tolerance); 63.46 us [62.94, 63.90] at 65536x1024 (99.3% of
- * copy) against max-autotune's 63.70 [63.52, 63.94], a win by the medians
- * only; 0.8% less time than 21's 63.94 in session 10's table (another
- * run, another GPU). 66.77 /
- * 64.50 us at 4096x16384 / 16384x4096 (21's code) against 67.20 / 66.32.
- * Again on another GPU (results/2026-12-01-h200-session12/call2-e090e54,
- * same code): 62.74 us [62.54, 63.42] at 65536x1024 (99.8% of copy)
- * against the best torch's 64.22 (compile), 66.00 / 63.92 us at 4096x16384
- * / 16384x4096 against 67.06 / 80.06: all met outright.
+ * Adds over 21: at 1024 columns a kernel of its own, a warp a row and 8 rows
+ * a block as 21, with w and b staged once a block in shared memory (4 KiB)
+ * instead of loaded by every warp, and rsqrtf. 21 without the w and b loads
+ * (a wrong-output diagnostic) took 1.3% less time. Other widths: 21's code.
+ * measured: 62.74 us [62.54, 63.42] at 65536x1024 (99.8% of copy), 66.00 at
+ * 4096x16384, 63.92 at 16384x4096; the best torch 1.02x / 1.02x / 1.25x
+ * slower
+ * (results/2026-12-01-h200-e090e54/kernels/layernorm-bf16-23-shared-wb.json);
+ * PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/layernorm-bf16-23-shared-wb.json).
  */
 #include <kproof/kernel.h>
 

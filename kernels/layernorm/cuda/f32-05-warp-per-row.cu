@@ -1,27 +1,12 @@
-/* layernorm f32, variant 05: launch shape chosen by row length; warp per row.
+/* layernorm f32, cuda, 05 warp per row: the launch shape chosen by row length.
  *
- * Adds over 04: rows up to 1024 floats get one warp each (8 rows per
- * 256-thread block, shuffles only, no barrier), longer rows a block sized so
- * that each thread keeps at most 32 floats (64..1024 threads, so rows up to
- * 32768 floats stay in registers), and only rows over 32768 take the
- * three-read path. Register caps come from __launch_bounds__ so a block
- * that keeps 32 floats per thread still fits 64 registers.
- * Statistics in fp32, shifted by the row's first element: x - x0 is exact
- * for the nearby values of a row with mean 1000 and std 1, so the sums see
- * O(std) terms and the mean keeps its digits; the variance is the mean of
- * (x - mean)^2 over the registers (two passes, no E[x^2] - E[x]^2).
- * Napkin math: 8 bytes per element moved (x read once, y written once; w
- * and b come from L2), about 7 FLOPs per element: bandwidth-bound.
- * 16384x4096 and 65536x1024 move 512 MiB, 4096x16384 512 MiB.
- * H200 (results/2026-11-30-h200x2-session2/run3-e9d72fd-gpu1, 1 s per shape, +-1%): 144.8 /
- * 142.4 / 148.7 us at 16384x4096 / 65536x1024 / 4096x16384 = 87.7 / 89.2 /
- * 85.5% of the measured copy bandwidth (old timing protocol). Held stream,
- * clean flush (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1, 1.5 s per shape): 131.95 /
- * 131.87 / 133.47 us = 95.1 / 95.1 / 94.0% of copy; torch.compile's
- * default mode took 128.35 us at 16384x4096 (this kernel 0.97x of it)
- * One H200 alone (results/2026-11-30-h200-session4/call3-61cbe17): 130.00 / 130.46 / 132.08 us = 96.4 / 96.0 /
- * 94.9% of copy; the best torch 126.02 (max-autotune-no-cudagraphs) /
- * 200.03 / 141.71 us: 3.2% behind at 16384x4096, ahead elsewhere.
+ * Adds over 04: rows up to 1024 floats get one warp each (8 rows a
+ * 256-thread block, no barrier); longer rows a block sized so a thread keeps
+ * at most 32 floats (rows up to 32768 stay in registers).
+ * measured: 130.00 / 130.46 / 132.08 us at 16384x4096 / 65536x1024 /
+ * 4096x16384 = 96.4 / 96.0 / 94.9% of copy (results/2026-11-30-h200-61cbe17,
+ * archived); PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/layernorm-f32-05-warp-per-row.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,32 +1,15 @@
-/* layernorm f32, variant 10: a full row's loads issued back to back, before any loaded value is used.
+/* layernorm f32, cuda, 10 loads first: a full row's loads issued before any loaded value is used.
  *
- * Adds over 05 (06-09 are side roads): 05 fills a slot past the row's end
- * with the row's first value (the pivot) as the default of that slot's
- * predicated load. In 05's SASS (cuobjdump of the sm_90a build) those
- * copies of the pivot's register sit before each 16-byte LDG, so the warp
- * waits for the pivot's load to return before it issues the row's loads:
- * two memory round trips a row where softmax (which fills with -inf, a
- * constant) pays one. Here a row that fills every thread's slots (all
- * canonical shapes) takes plain loads: the SASS has the pivot's load and
- * the eight LDG.E.128 at consecutive addresses (0x540-0x5b0 at 4096
- * columns; the same at 1024 and 16384), the first use after them. Moving the copies after the loads
- * instead needs a predicate per slot live across all of them, more than a
- * thread's seven, and the compiler then held a load back; a short row
- * keeps 05's code. Arithmetic exactly as in 05. The long path (rows over
- * 32768) fills with 0 and masks the shifted sum: the same sums.
- * bf16 05 does not have this stall: its fill writes the unpacked floats,
- * after the loads (its SASS issues the four LDG.E.128 back to back).
- * Prediction: one round trip less a row at 16384x4096, 65536x1024 and
- * 4096x16384, where 05 is at 96.8 / 96.3 / 94.7% of copy and softmax f32
- * (no such stall) at 94.3-99.8% (results/2026-11-30-h200-session5/call3-6aadba2);
- * torch.compile's max-autotune is at 126.14 us against 05's 129.31 at
- * 16384x4096 there.
- * H200 screen (results/2026-11-30-h200-session6/call1-18bcd6b/screen.txt, lab/screen.sh:
- * 3 rounds of 30 cold calls, median): 129.15 / 128.83 / 130.82 us at
- * 16384x4096 / 65536x1024 / 4096x16384 against 05's 131.10 / 130.56 /
- * 131.36 in the same rounds: 1.5 / 1.3 / 0.4% faster, as predicted in
- * direction, less than a full round trip. PASS on all 13 shapes of the op
- * (call1-18bcd6b/correct).
+ * Adds over 05: 05 fills the slots past a short row's end with the row's
+ * first value, and in its SASS those copies sit before each 16-byte load, so
+ * the warp waits for the first value before issuing the rest: two memory
+ * round trips a row. A row that fills every thread's slots now takes plain
+ * loads, issued back to back; a short row keeps 05's code.
+ * measured: 129.15 / 128.83 / 130.82 us against 05's 131.10 / 130.56 /
+ * 131.36 at 16384x4096 / 65536x1024 / 4096x16384 in a screen
+ * (results/2026-11-30-h200-18bcd6b/screen.txt, archived); PASS on the op's
+ * edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/layernorm-f32-10-loads-first.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,22 +1,13 @@
-/* layernorm f32, variant 11: 10 with a full row's mean and variance in one reduction of equal halves.
+/* layernorm f32, cuda, 11 one merge: mean and variance in one reduction of equal sets.
  *
- * Adds over 10 the one merged reduction of bf16 11 (see there): when every
- * thread of a row holds PER values (the canonical shapes), each thread
- * takes its own mean and M2 over its registers and one chain of shuffle
- * steps merges equal-sized sets (mean = (ma + mb) / 2, M2 = M2a + M2b +
- * d^2 c / 2): one barrier and one dependent chain a row where 10 has two.
- * Values shifted by the row's first element as in 05 and 10; a row that
- * leaves threads short keeps 10's two reductions.
- * Prediction: at most a point at 16384x4096 (05 without reductions, a
- * wrong-output diagnostic, was no faster there: results/2026-11-30-h200-session6/call1-18bcd6b/screen.txt),
- * more at 4096x16384, where two 512-thread rows share an SM.
- * H200 screen (results/2026-11-30-h200-session6/call2-8ecea1a/screen.txt): 128.86 /
- * 129.18 / 130.40 us at 16384x4096 / 65536x1024 / 4096x16384 against
- * 10's 129.22 / 129.22 / 131.14 in the same rounds: 0.3 / 0.0 / 0.6%
- * faster. PASS on all 13 shapes (call2-8ecea1a/correct, worst 0.174 of the
- * tolerance). Issue 5's table (call4-fd11059, copy 4261.0 GB/s): 128.37 /
- * 128.37 / 130.77 us = 98.2 / 98.2 / 96.4% of copy; the best torch 126.43 /
- * 127.41 / 130.86.
+ * Adds over 10: bf16 11's merged reduction (one barrier and one chain of
+ * shuffles a row where 10 has two), for rows where every thread holds the
+ * same number of values; other rows keep 10's two reductions.
+ * measured: 0.3 / 0.0 / 0.6% faster than 10 at 16384x4096 / 65536x1024 /
+ * 4096x16384 in a screen (results/2026-11-30-h200-8ecea1a/screen.txt,
+ * archived); 128.37 / 128.37 / 130.77 us (results/2026-11-30-h200-fd11059,
+ * archived); PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/layernorm-f32-11-one-merge.json).
  */
 #include <kproof/kernel.h>
 

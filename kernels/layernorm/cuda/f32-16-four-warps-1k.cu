@@ -1,24 +1,13 @@
-/* layernorm f32, variant 16: rows of 513-1024 floats on four warps, 8 values a thread.
+/* layernorm f32, cuda, 16 four warps: rows of 513-1024 floats on four warps, 8 values a thread.
  *
- * Adds over 11 (12-15 are side roads): a row of 513-1024 floats goes to a
- * 128-thread block (four warps, one barrier in the merged reduction), each
- * thread keeping 8 floats (32 registers), where 11 gives it one warp
- * keeping 32 (64 registers): 2048 threads an SM instead of 1024, but 16
- * rows in flight instead of 32 (one row a block, 16 blocks an SM). More
- * warps a row, fewer rows, and faster; why is not measured. Found by
- * launch-shape screens (lab/screen.sh, 4 rounds of 30 cold calls, % of a
- * cudaMemcpy of the same bytes) at 65536x1024: 126.96 us (99.3%) against
- * 11's 129.34 (97.5%) (results/2026-11-30-h200-session7/call6-04028f3), then 127.52
- * (99.4%) against 129.28 (98.0%) (call7-d09ebd5); 64 x 16 ran 129.58,
- * 256 x 4 144.20. In session 6's table 11 took 128.37 us there against
- * torch.compile's 127.41. The same change at 4096 columns (512 x 8, 256 x
- * 16) and for bf16 (128 x 8 at 1024, 512 x 8 at 4096) was not faster
- * (call7-d09ebd5). Every other row length runs as in 11.
- * Issue 5's table (results/2026-11-30-h200-session7/call9-8f63379, copy
- * 4260.3 GB/s): 128.75 / 127.58 / 130.88 us at 16384x4096 / 65536x1024 /
- * 4096x16384 = 97.9 / 98.8 / 96.3% of copy; at 65536x1024 torch.compile
- * took 127.30 (a tie: inside this kernel's interval [127.14, 128.11]).
- * PASS on all 30 shapes, misaligned calls included (call8-68a8747/correct).
+ * Adds over 11: a row of 513-1024 floats goes to a 128-thread block, 8
+ * floats a thread (32 registers), where 11 gives it one warp keeping 32 (64
+ * registers): 2048 threads an SM instead of 1024, 16 rows in flight instead
+ * of 32. Faster; why is not measured. Other rows as in 11.
+ * measured: 126.96 us (99.3% of a same-bytes memcpy) against 11's 129.34
+ * (97.5%) at 65536x1024 (results/2026-11-30-h200-04028f3/screen.txt,
+ * archived); PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/layernorm-f32-16-four-warps-1k.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,51 +1,18 @@
-/* layernorm f32, variant 17: x read at L2's evict_last priority.
+/* layernorm f32, cuda, 17 keep x: x read at L2's evict_last priority.
  *
- * Adds over 16: on the 16-byte path the register kernel (rows up to 32768
- * floats) loads x under an L2 eviction policy of evict_last, made once a
- * kernel (createpolicy.fractional, fraction 1.0, then
- * ld.global.nc.L2::cache_hint), as torch.compile's two-loop Triton
- * layernorm does in its first loop at 4096 and 16384 columns (at 1024 it
- * loads x with no policy: results/2026-12-01-h200-session8/call1-507f44d/tk/).
- * x is read once here; the hint only changes which lines L2 evicts first.
- * Why that is faster is not measured. Unhinted, as in 16: the 1-float path
- * (misaligned or odd widths), rows over 32768 floats. kproof's flush still
- * leaves such lines cold (the device test measures it:
- * tests/gpu/dev_backend_test.cu). ptxas spills 4 bytes at 512 and at 2048
- * columns (16 spills 4 and 8 there: a 40-register cap).
- * Screens (lab/screen.sh, 5 rounds of 30 cold calls, % of a cudaMemcpy of
- * the same bytes), results/2026-12-01-h200-session8/:
- *   16384x4096: 125.18 us (101.2%) against 16's 129.79 (97.6%) (call3-51f4b03);
- *               lab 63 (the policy made at every load) 124.99 (100.8%)
- *               against 129.12 (97.6%) (call2-4e6eb62);
- *   65536x1024: 125.28 (101.0%) against 127.33 (99.4%) (call3);
- *               lab 63 124.90 (100.9%) against 126.94 (99.3%) (call2);
- *   4096x16384: 127.42 (99.4%) against 131.01 (96.6%) (call3).
- * Made at every load, the hint did not carry over to layernorm bf16 11:
- * 43% more time at 4096x16384 (lab 63, call 2; evict_first made the same
- * way as well, call 3), because there the row's four loads went one at a
- * time (SASS, in layernorm bf16 19's header); made once a kernel (19) it
- * was neutral there.
- * Issue 5's table (results/2026-12-01-h200-session8/call4-ec80372, copy
- * 4261.3 GB/s): 126.35 / 125.20 / 127.92 us at 16384x4096 / 65536x1024 /
- * 4096x16384 = 99.7 / 100.6 / 98.5% of copy. Against torch.compile:
- * 65536x1024 127.20 (won), 16384x4096 126.43 (won by the medians only:
- * inside this kernel's interval [125.60, 126.72]).
- * Session 9 (results/2026-12-01-h200-session9, one GPU, same code):
- * call 2 (copy 4286.3 GB/s) 125.28 [124.91, 125.47] / 125.06 / 127.36 us
- * = 100.0 / 100.2 / 98.4%, 16384x4096 won against compile's 126.11
- * [126.05, 126.21]; call 3 (4284.6) 125.79 [125.50, 126.18] / 124.62 /
- * 127.12 = 99.6 / 100.5 / 98.6%, 16384x4096 by the medians only against
- * compile's 126.02. At 16384x4096 both sit at the copy rate.
- * Those torch times were the larger of its device time and Python's
- * enqueue time. On torch's device time (call7-0abfcfa, one run): 125.42
- * [125.06, 125.87] / 124.75 / 126.82 us against the best torch's 125.95 /
- * 126.62 / 129.74 (max-autotune, compile, max-autotune): all met.
- * Session 11 call6-293ebfe: 126.18 [125.86, 126.50] at 16384x4096, met by
- * the medians only against max-autotune's 126.29; session 12
- * call2-e090e54 (another GPU): 125.50 [125.12, 125.82] / 125.14 / 127.50
- * us against 126.24 / 126.56 / 130.24: all met.
- * PASS on all 30 shapes, misaligned calls included (call3-51f4b03/gc.run/correct;
- * session 9 call3-fffcf91/correct).
+ * Adds over 16: on the 16-byte path the register kernel loads x with
+ * ld.global.nc.L2::cache_hint under one evict_last policy made once a
+ * kernel, as torch.compile's two-loop layernorm does in its first loop. x is
+ * read once; the hint only changes which lines L2 evicts first, and why that
+ * is faster is not measured. kproof's flush still leaves such lines cold
+ * (tests/gpu/dev_backend_test.cu measures it).
+ * measured: 125.18 us (101.2% of a same-bytes memcpy) against 16's 129.79 at
+ * 16384x4096 in a screen (results/2026-12-01-h200-51f4b03, archived); 125.50
+ * / 125.14 / 127.50 us at 16384x4096 / 65536x1024 / 4096x16384 (99.8 / 100.1
+ * / 98.2% of copy), the best torch 1.01-1.02x slower
+ * (results/2026-12-01-h200-e090e54/kernels/layernorm-f32-17-keep-x.json);
+ * PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/layernorm-f32-17-keep-x.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,10 +1,7 @@
-/* layernorm bf16, host, 01 naive: f32-01's three passes on widened values,
- * statistics in double, one rounding to bf16 per output element.
+/* layernorm bf16, host, 01 naive: f32 01's three passes on widened values.
  *
- * Napkin math: reads x three times, w and b once per row, writes y once;
- * unique traffic 4 bytes per element (x read, y written) plus 4*cols for
- * w and b. About 8 FLOPs per element.
- * H200: not yet measured (host backend: CPU only).
+ * The baseline: statistics in double, one rounding to bf16 per output.
+ * measured: PASS on every shape of the op (tests/it_host.c); not timed.
  */
 #include <math.h>
 

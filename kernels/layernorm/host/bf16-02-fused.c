@@ -1,14 +1,9 @@
-/* layernorm bf16, host, 02 fused: f32-02 on blocks of 256 elements widened
- * to fp32 (a shift each): one statistics pass (exact two-pass per block in
- * L1, 16 vector lanes, blocks merged in double by Chan's formula), then a
- * vectorized output pass with one bf16 rounding per element.
+/* layernorm bf16, host, 02 fused: f32 02 on blocks widened to fp32.
  *
- * Napkin math: reads x twice from memory (naive: three times), w and b
- * once, writes y once: 8 bytes per element against 4 of unique traffic
- * (+4*cols for w, b); about 10 FLOPs per element.
- * Accuracy: fp32 arithmetic, mean kept in double and subtracted in two
- * float parts, one rounding to bf16 at the end.
- * H200: not yet measured (host backend: CPU only).
+ * Adds over 01: f32 02's statistics pass (exact two-pass per block in L1,
+ * blocks merged by Chan's formula) and vectorized output pass on blocks of
+ * 256 elements widened with a shift each; one bf16 rounding per output.
+ * measured: PASS on every shape of the op (tests/it_host.c); not timed.
  */
 #include <math.h>
 

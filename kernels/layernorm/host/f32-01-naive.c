@@ -1,10 +1,8 @@
-/* layernorm f32, host, 01 naive: two passes for the statistics (mean, then
- * variance around that mean) in double, a third pass for the output.
+/* layernorm f32, host, 01 naive: two passes for the statistics, a third for the output.
  *
- * Napkin math: reads x three times, w and b once per row, writes y once;
- * unique traffic 8 bytes per element (x read, y written) plus 8*cols for
- * w and b. About 8 FLOPs per element.
- * H200: not yet measured (host backend: CPU only).
+ * The baseline: mean, then variance around that mean, in double; output.
+ * measured: PASS on every shape of the op (tests/it_host.c); the host demo
+ * times 02 against it.
  */
 #include <math.h>
 

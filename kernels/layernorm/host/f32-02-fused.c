@@ -1,15 +1,12 @@
-/* layernorm f32, host, 02 fused: one pass for the statistics instead of
- * two (each block of 256 elements gets an exact two-pass mean and spread
- * while it sits in L1, 16 independent lanes so they vectorize; blocks merge
- * in double by Chan's parallel formula), then one vectorized output pass.
+/* layernorm f32, host, 02 fused: one pass from memory for the statistics.
  *
- * Napkin math: reads x twice from memory (naive: three times), w and b
- * once, writes y once: 16 bytes per element against 8 of unique traffic
- * (+8*cols for w, b); about 10 FLOPs per element.
- * Accuracy: the mean is kept in double and subtracted in two float parts
- * (x - hi - lo), so a row with mean 1000 and std 1 loses no digits to the
- * rounding of the mean to float.
- * H200: not yet measured (host backend: CPU only).
+ * Adds over 01: each block of 256 elements gets an exact two-pass mean and
+ * spread while it sits in L1 (16 independent lanes, so they vectorize) and
+ * blocks merge in double by Chan's parallel formula; then one vectorized
+ * output pass. x is read twice from memory instead of three times; the mean
+ * is kept in double and subtracted in two float parts.
+ * measured: 1.97x over 01 (noisy, 2-core CPU) in the host demo's rigorous
+ * column (results/2026-11-30-host-4c64575/demo.md).
  */
 #include <math.h>
 

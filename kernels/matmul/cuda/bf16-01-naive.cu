@@ -4,7 +4,8 @@
  * Napkin math: 2*M*N*K FLOPs; each thread reads a row of A and a column of
  * B, 4*K bytes per output from L1/L2; no tensor cores, so a small fraction
  * of even the fp32 SIMT peak. The baseline bf16-02-mma is measured against.
- * H200: not yet measured.
+ * measured: PASS on all 14 shapes of the op
+ * (results/2026-11-30-h200x2-04357a8-gpu1/correct/, archived); not timed.
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>

@@ -24,7 +24,7 @@
  * chunks are added with IEEE fp32 adds in registers. Only K > KCHUNK pays
  * for it (kernels of ~210-240 registers, one block per SM); K <= 8192, so
  * every canonical shape, keeps the two-block kernel unchanged.
- * H200 (results/2026-12-01-h200-session12/call4-d4f45ea, cuBLAS
+ * measured (results/2026-12-01-h200-d4f45ea, cuBLAS
  * interleaved in the same eval): 457.5 us at 4096^3 (300 TFLOP/s, 0.39x
  * cuBLAS), 3.389 ms at 8192^3 (324, 0.41x), 1.278 ms at 4095^3 (107,
  * 0.71x: the element-by-element gather), 449.7 us at 8192x1024x8192 (306,

@@ -18,7 +18,7 @@
  * 8192^3 and 8192x1024x8192 take the wgmma path and 4095^3 takes 02's.
  *
  * Napkin math: 2*M*N*K FLOPs, 4096^3: 137 GFLOP, 0.19 ms at cuBLAS's 716
- * TFLOP/s (ANCHORS.md), 0.17 ms at the 790 the H200 reached on random
+ * TFLOP/s (torch.mm's bf16 rate), 0.17 ms at the 790 the H200 reached on random
  * data. Per 64-deep K tile a block moves 48 KiB into shared memory for
  * 2*128*256*64 = 4.2 MFLOP (85 FLOPs per byte, from L2 mostly). 4096^3 is
  * 32x16 = 512 blocks over 132 SMs at one block an SM: 3.9 waves, so 3%
@@ -28,7 +28,7 @@
  * 4096^3 and 8192^3 (no persistent grid, so each block's pipeline fill and
  * epilogue leave the SM's tensor cores idle; stores straight from
  * registers), i.e. 75-90% of cuBLAS: a step, not yet the 95% target.
- * Measured (results/2026-12-01-h200-session12/call4-d4f45ea, one H200,
+ * measured (results/2026-12-01-h200-d4f45ea, one H200,
  * cuBLAS interleaved in the same eval, 1.5 s a shape): PASS on all 14
  * shapes of the op and on 8 aligned shapes with partial tiles in M, N and
  * K (8x8x8 .. 4104x4112x4096, K = 8192 included); worst error 0.28 of the

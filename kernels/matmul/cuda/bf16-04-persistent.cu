@@ -25,12 +25,12 @@
  * cannot be met.
  *
  * Prediction (before any run; 03 measured 201.1 us at 4096^3, 0.892x
- * cuBLAS, and 187.4 us at 8192x1024x8192, 0.935x, in results/
- * 2026-12-01-h200-session12/call4-d4f45ea): the bubble is the larger of the
+ * cuBLAS, and 187.4 us at 8192x1024x8192, 0.935x, in
+ * results/2026-12-01-h200-d4f45ea): the bubble is the larger of the
  * two; 5-10% less time at 4096^3 (183-191 us, 0.94-0.98x cuBLAS) and 3-6%
  * at the larger shapes. Same arithmetic as 03 in the same order, so the
  * same results bit for bit.
- * H200: not yet measured (lab/calls/next-matmul.sh).
+ * measured: not yet (lab/runs/matmul-bf16.sh runs it).
  * kproof-best: no (not the baseline for others until it PASSes on the H200)
  */
 #include <stdint.h>

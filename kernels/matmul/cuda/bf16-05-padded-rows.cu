@@ -11,7 +11,7 @@
  * K > 8192 only (its chunked accumulation).
  *
  * Napkin math at 4095^3 (02's gather: 1.278 ms, 0.71x cuBLAS's 0.904 ms,
- * where torch.compile's 605 TFLOP/s, 227 us, is ANCHORS.md's target): the
+ * where torch.compile's 605 TFLOP/s, 227 us, is the target): the
  * copies move A and B once in and once out, 4 x 33.5 MB = 134 MB, about
  * 35 us at 3.9 TB/s; the product then runs as 04 does at 4096^3.
  * Prediction (before any run): PASS on every shape; 4095^3 in 04's time
@@ -23,7 +23,7 @@
  * host time kproof keeps when it is the larger; if that shows, a pool of
  * the call's own with a threshold is the next step. With no memory for a
  * copy, 02's code runs instead.
- * H200: not yet measured (lab/calls/next-matmul.sh).
+ * measured: not yet (lab/runs/matmul-bf16.sh runs it).
  * kproof-best: no (not the baseline for others until it PASSes on the H200)
  */
 #include <stdint.h>

@@ -5,7 +5,8 @@
  * B, 8*K bytes per output from L1/L2 (threads of a warp share the A row and
  * read consecutive B columns, so B loads coalesce). Bound by L1/L2 traffic,
  * a few percent of the fp32 FMA peak.
- * H200: not yet measured.
+ * measured: PASS on all 14 shapes of the op
+ * (results/2026-11-30-h200x2-04357a8-gpu1/correct/, archived); not timed.
  */
 #include <cuda_runtime.h>
 

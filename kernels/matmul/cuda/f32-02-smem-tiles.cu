@@ -6,7 +6,8 @@
  * tile element fetched once per tile of C), 32x less than 01. Per FMA: one
  * shared load of B (amortised over 4 rows) and one broadcast of A; bound by
  * shared-memory issue, well short of the fp32 FMA peak.
- * H200: not yet measured.
+ * measured: PASS on all 14 shapes of the op
+ * (results/2026-11-30-h200x2-04357a8-gpu1/correct/, archived); not timed.
  */
 #include <cuda_runtime.h>
 

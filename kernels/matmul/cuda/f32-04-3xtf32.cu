@@ -18,8 +18,7 @@
  * 03's code runs unchanged.
  *
  * Napkin math: 2*M*N*K FLOPs (4096^3: 137 GFLOP, 2.68 ms at cuBLAS SGEMM's
- * 51.3 TFLOP/s, calibrate.txt of results/2026-12-01-h200-session12/
- * call2-e090e54), as 3x that in tf32 MMAs: 412 TFLOP of tf32 work at the
+ * 51.3 TFLOP/s, results/2026-12-01-h200-e090e54/calibrate.txt), as 3x that in tf32 MMAs: 412 TFLOP of tf32 work at the
  * 404 TFLOP/s cuBLAS reached in tf32 there is 1.0 ms, the floor. Per k8
  * step a warp issues 48 MMAs, 24 shared loads and 72 conversions and
  * subtractions for its 64x32 tile; 8 warps an SM (ptxas: 242-250
@@ -32,7 +31,7 @@
  * RMS 4.0, as src/ops/matmul.c predicts). 45-65 TFLOP/s at 4096^3 and
  * 8192^3, i.e. 0.9-1.25x cuBLAS SGEMM: the MMA pipe is the floor at a third of its
  * tf32 rate, issue and latency with 8 warps an SM may cost more.
- * H200: not yet measured (lab/calls/next-matmul-f32.sh).
+ * measured: not yet (lab/runs/matmul-f32.sh runs it).
  * kproof-best: no (not the baseline for others until it PASSes on the H200)
  */
 #include <stdint.h>

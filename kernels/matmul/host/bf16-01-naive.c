@@ -3,7 +3,7 @@
  *
  * Napkin math: 2*M*N*K FLOPs; 2*(M*K + K*N + M*N) bytes of unique traffic.
  * B is walked down its columns (stride N): slow on purpose, 02 fixes it.
- * H200: not yet measured (host backend: CPU only).
+ * measured: PASS on every shape of the op (tests/it_host.c).
  */
 #include <kproof/kernel.h>
 

@@ -8,7 +8,7 @@
  * and each B element once. Scratch: 4*M*min(N, NC) bytes.
  * Accuracy: bf16 inputs are exact in fp32, fp32 FMA accumulation, one
  * rounding to bf16 (nearest even) per output.
- * H200: not yet measured (host backend: CPU only).
+ * measured: PASS on every shape of the op (tests/it_host.c).
  */
 #include <math.h>
 #include <stdlib.h>

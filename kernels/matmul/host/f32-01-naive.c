@@ -4,7 +4,7 @@
  * Napkin math: 2*M*N*K FLOPs; reads A once per output column and B once per
  * output row (B column walks stride N floats: cache-hostile on purpose,
  * 02-blocked fixes that). 4*(M*K + K*N + M*N) bytes of unique traffic.
- * H200: not yet measured (host backend: CPU only).
+ * measured: PASS on every shape of the op (tests/it_host.c).
  */
 #include <kproof/kernel.h>
 

@@ -9,7 +9,9 @@
  * from L1, each packed A element N/32 times from L2. Packing costs
  * O(M*K*N/NC + K*N) moves, small against the FLOPs.
  * Accuracy: plain fp32 FMA chains, K split into blocks of KC (no tf32).
- * H200: not yet measured (host backend: CPU only).
+ * measured: PASS on every shape of the op (tests/it_host.c);
+ * 10.96x over 01 (noisy, 2-core CPU) in the host demo's rigorous column
+ * (results/2026-11-30-host-4c64575/demo.md).
  */
 #include <math.h>
 #include <stdlib.h>

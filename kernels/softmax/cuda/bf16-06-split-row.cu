@@ -1,21 +1,13 @@
-/* softmax bf16, variant 06: rows of 8K-32K split over registers and shared memory.
+/* softmax bf16, cuda, 06 split row: rows of 8K-32K split over registers and shared memory.
  *
- * Adds over 05: a row over 8192 elements keeps half of each thread's share
- * in registers (as fp32) and half in shared memory (as the raw bf16, copied
- * there straight from HBM with cp.async, no register staging), so a thread
- * holds 32 + 32 elements with the register cost of 32: 4 rows per SM in
- * flight at 16384 columns and 2 at 32768 (05 had 2 and 1), and one block's
- * reductions overlap another's loads and stores. The shared half is read
- * from shared memory three times (max, sum, output) and its exp computed
- * twice; both are cheap next to HBM. Other shapes run as in 05.
- * Napkin math: 4 bytes per element moved (2 read, 2 written), about 5 FLOPs
- * and 1.5 exp2 per element: bandwidth-bound. 8192x8192 moves 256 MiB,
- * 65536x1024 256 MiB, 4096x32768 512 MiB.
- * H200 (results/2026-11-30-h200x2-session2/run3-e9d72fd-gpu1, 1 s per shape, +-2-4%):
- * 76.6 / 76.8 / 179.2 us = 82.9 / 82.7 / 70.9% of copy; 05 vs 06 time
- * ratio 1.02 / 0.98 / 0.93: no gain from the split (old timing protocol).
- * Held stream, clean flush (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1): 66.24 / 65.98 /
- * 143.47 us = 94.7 / 95.1 / 87.5% of copy
+ * Adds over 05: a row over 8192 keeps half of each thread's share in
+ * registers and half in shared memory (copied there by cp.async), so a
+ * thread holds 64 values at the register cost of 32 and twice the rows are
+ * in flight. Other shapes run as in 05.
+ * measured: 66.24 / 65.98 / 143.47 us at 8192x8192 / 65536x1024 / 4096x32768
+ * = 94.7 / 95.1 / 87.5% of copy (results/2026-11-30-h200x2-3c12f8c-gpu1,
+ * archived); PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/softmax-bf16-06-split-row.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,28 +1,14 @@
-/* softmax bf16, variant 07: rows of 8K-32K streamed by a persistent grid.
+/* softmax bf16, cuda, 07 stream rows: rows of 8K-32K streamed by a persistent grid.
  *
- * Adds over 06: rows over 8192 elements go to one block of 1024 threads per
- * SM that stays resident and walks rows blockIdx, blockIdx + grid, ... The
- * next two rows are copied into shared memory with cp.async while one
- * is reduced and written, so every SM always has rows' loads in flight
- * (06's blocks load, then reduce, then store, and an SM's loads pause while
- * its blocks reduce). Each thread owns the same 16-byte slots of every
- * buffer for its whole life: no barrier guards them. The row is read from
- * shared memory into registers once and each element's exp2 is computed
- * once. Rows of at most 8192 elements run as in 06.
- * Napkin math: 4096x32768 moves 512 MiB; at a 4.28 TB/s copy that is 125 us,
- * and one SM's share of it is a 64 KiB row in ~4 us, against ~1 us of
- * exp2 (32 per thread, 16 per SM clock) and a few of shared-memory reads.
- * The tail: 4096 rows over 132 SMs leave 4 SMs one row more (~3%).
- * H200 (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1, 1.5 s per shape): 65.78 / 65.42 /
- * 141.60 us at 8192x8192 / 65536x1024 / 4096x32768 = 95.4 / 95.9 / 88.6%
- * of copy; 06 in the same run 66.24 / 65.98 / 143.47: 1.3% faster at the
- * long rows, its own case (intervals apart), the same elsewhere (the
- * other shapes run 06's code). Still under 90% there: next, rows split
- * over a cluster's blocks, so more independent rows are in flight.
- * (08 tried that: 29% slower.) One H200, alone on its host (results/2026-11-30-h200-session4/call3-61cbe17,
- * copy 4286 GB/s): 63.94 / 64.29 / 139.65 us = 98.0 / 97.4 / 89.7%; the
- * best torch 140.48 / 87.84 / 242.43 us. Also tried and slower: streaming
- * stores, a grid balanced to 32 rows a block (09), one reduction (10).
+ * Adds over 06: rows over 8192 go to one resident 1024-thread block an SM
+ * that walks rows blockIdx, blockIdx + grid, ..., the next two rows copied
+ * into shared memory with cp.async while one is reduced and written; each
+ * element's exp2 computed once. Rows of at most 8192 run as in 06.
+ * measured: 141.60 us against 06's 143.47 at 4096x32768, 1.3% faster
+ * (results/2026-11-30-h200x2-3c12f8c-gpu1, archived); 63.94 / 64.29 / 139.65
+ * us at 8192x8192 / 65536x1024 / 4096x32768
+ * (results/2026-11-30-h200-61cbe17, archived); PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/softmax-bf16-07-stream-rows.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,49 +1,16 @@
-/* softmax bf16, variant 12: rows of 8K-32K brought into shared memory by the copy engine.
+/* softmax bf16, cuda, 12 tma rows: rows of 8K-32K brought into shared memory by the copy engine.
  *
- * Adds over 07 (08-11 are side roads): 07 streams rows of 8K-32K through
- * one resident 1024-thread block an SM (cp.async into three row buffers)
- * and reaches 88-90% of copy at 4096x32768; as a plain copy through its
- * buffers (a wrong-output diagnostic) only 94.4%
- * (results/2026-11-30-h200-session6/call1-18bcd6b). Here each row is a
- * short-lived block again, as for rows of at most 8192 (97-98% of copy),
- * but its row lands in shared memory with one bulk copy (cp.async.bulk,
- * completing on an mbarrier) issued by one thread: no load instructions
- * and no registers held for the row. A thread reads its share from shared
- * memory three times (max; exp2 and sum; exp2, scale and store), two exp2
- * an element where 07 has one. At the launch shapes that won (1024
- * threads x 4 chunks at 32768 columns, 512 x 4 at 16384; 24-26 registers)
- * the 2048 threads an SM, not its shared memory, set the rows in flight:
- * two of 64 KiB at 32768, four of 32 KiB at 16384; three rows of 512 x 8
- * were slower than two of 1024 x 4 (below). Rows that are not 16-byte
- * multiples, pointers not 16-byte aligned and rows of at most 8192 run
- * 07's register code; 07's persistent stream kernel is gone (no path
- * reached it once this one took the aligned rows of 8K-32K; removed after
- * the runs below, which had it compiled in).
- * Prediction: 4096x32768 from 07's ~89% to 93-95% of copy.
- * H200 screens at 4096x32768 (lab/screen.sh, 3 rounds of 30 cold calls,
- * % of a cudaMemcpy of the same bytes): 512 threads x 8 chunks a row
- * 133.57 us (94.9%) against 07's 141.22 (89.7%) (results/2026-11-30-h200-session7/call1-5f5032c);
- * then 133.22 (94.6%), 1024 x 4 131.71 (95.7%), 256 x 16 137.95 (91.4%),
- * 07 140.51 (call2-6f0229b). 1024 x 4 is the launch shape at 32768; at
- * 16384, 512 x 4 by the same rule (more threads a row). At 8192 the bulk
- * copy path (256 x 4) was 0.7% slower than 07's registers (66.02 against
- * 65.54 us, call1): rows of 8192 stay in registers. Correctness: PASS on
- * all 13 shapes of the old set (call1-5f5032c/correct, call3-25ce45b/correct;
- * their only rows of 8K-32K on this path were 4096x32768's, so the 16K
- * branch was not reached) and on all 21 of the new set, misaligned calls
- * included (call8-68a8747/correct: 16K branch on 5x12000, 32K on 3x24000
- * and 4096x32768). A full row of 16384 on this path has not run; the set
- * now has 3x16384 for the next run. The shared-memory attribute is set
- * once a process (kproof's worker drives one device); a second device
- * would see its first launch fail, not a wrong answer.
- * Issue 5's table (results/2026-11-30-h200-session7/call9-8f63379, copy
- * 4260.3 GB/s): 64.11 / 64.94 / 132.22 us at 8192x8192 / 65536x1024 /
- * 4096x32768 = 98.3 / 97.0 / 95.3% of copy (07 in session 6's table:
- * 98.1 / 97.2 / 88.7%); the best torch 1.84x slower at 4096x32768.
- * Against torch's device time (results/2026-12-01-h200-session9/
- * call7-0abfcfa, one run): 64.08 / 63.52 / 131.78 us against the best
- * torch's 135.65 / 64.13 / 243.02: at 65536x1024 torch.compile's median
- * is inside this kernel's interval [63.33, 64.45], a tie.
+ * Adds over 07: each row of 8K-32K is a short-lived block again, its row
+ * landing in shared memory with one cp.async.bulk issued by one thread and
+ * completing on an mbarrier: no load instructions, no registers held for the
+ * row. 1024 threads x 4 chunks at 32768 columns, 512 x 4 at 16384. 07's
+ * persistent kernel is gone; misaligned rows and rows of at most 8192 run
+ * 07's register code. The shared-memory attribute is set once a process
+ * (kproof's worker drives one device).
+ * measured: 131.71 us (95.7% of a same-bytes memcpy) against 07's 140.51 at
+ * 4096x32768 in a screen (results/2026-11-30-h200-6f0229b/screen.txt,
+ * archived); PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/softmax-bf16-12-tma-rows.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,30 +1,16 @@
-/* softmax bf16, variant 14: x read at L2's evict_last priority.
+/* softmax bf16, cuda, 14 keep x: x read at L2's evict_last priority.
  *
- * Adds over 12 (13 is a side road): the register kernel (rows up to 8192,
- * and rows that are not 16-byte multiples or not aligned) loads x under
- * an L2 eviction policy of evict_last, made once a kernel
- * (createpolicy.fractional, fraction 1.0, then
- * ld.global.nc.L2::cache_hint), as softmax f32 10 and layernorm bf16 19
- * do. Rows of 8K-32K keep 12's bulk copies. Arithmetic as in 12.
- * Why: judged on device time (results/2026-12-01-h200-session9/
- * call7-0abfcfa), 12 tied torch.compile at 65536x1024 (63.52 us [63.33,
- * 64.45] against 64.13), and it screened at 98.1% of a cudaMemcpy of the
- * same bytes (results/2026-12-01-h200-session10/call2-95812ad). The same
- * hint took softmax f32 from 100.3% to 101.6% of a memcpy at 65536x1024
- * (f32 07 against 10, results/2026-12-01-h200-session8), and layernorm
- * bf16 (19, which has it) screens at 99.5% there.
- * Prediction: 65536x1024 and 8192x8192 1-2% less time than 12.
- * Measured (results/2026-12-01-h200-session10/call3-3779272): PASS on all
- * 22 shapes. Screen (5 rounds of 30 cold calls, % of a cudaMemcpy of the
- * same bytes): 63.52 us (100.7%) against 12's 64.77 (98.7%) at
- * 65536x1024, 1.9% less time; 63.39 (100.8%) against 65.18 (98.0%) at
- * 8192x8192, 2.7% less. y's stores streamed (lab 80, st.global.cs) or at
- * evict_first (lab 81) on top of it were slower: 63.81 and 64.03 at
- * 65536x1024, 63.81 (lab 80) at 8192x8192.
- * Issue 5's table (call5-79279bb, one run, torch on its device time):
- * 63.55 / 62.74 / 131.62 us at 8192x8192 / 65536x1024 / 4096x32768 (98.5
- * / 99.8 / 95.2% of copy) against the best torch's 135.94 / 64.16 /
- * 243.10: met at all three.
+ * Adds over 12: the register kernel (rows up to 8192, and misaligned rows)
+ * loads x under one evict_last policy made once a kernel, as softmax f32 10
+ * and layernorm bf16 19. Rows of 8K-32K keep 12's bulk copies.
+ * measured: 63.52 us (100.7% of a same-bytes memcpy) against 12's 64.77 at
+ * 65536x1024, 63.39 against 65.18 at 8192x8192 in a screen
+ * (results/2026-12-01-h200-3779272, archived); 63.15 / 63.44 / 131.94 us at
+ * 8192x8192 / 65536x1024 / 4096x32768, the best torch 2.16x / 1.01x / 1.85x
+ * slower
+ * (results/2026-12-01-h200-e090e54/kernels/softmax-bf16-14-keep-x.json);
+ * PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/softmax-bf16-14-keep-x.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,17 +1,12 @@
-/* softmax f32, variant 05: launch shape chosen by row length; warp per row.
+/* softmax f32, cuda, 05 warp per row: the launch shape chosen by row length.
  *
- * Adds over 04: rows up to 1024 floats get one warp each (8 rows per
- * 256-thread block, shuffles only, no barrier), longer rows a block sized so
- * that each thread keeps at most 32 floats (64..1024 threads, so rows up to
- * 32768 floats stay in registers), and only rows over 32768 take the
- * online two-read path. Register caps come from __launch_bounds__ so a
- * block that keeps 32 floats per thread still fits 64 registers.
- * Napkin math: 8 bytes per element moved (4 read, 4 written), about 5 FLOPs
- * and one exp2 per element: bandwidth-bound. 8192x8192 moves 512 MiB,
- * 65536x1024 512 MiB, 4096x32768 1 GiB.
- * H200 (results/2026-11-30-h200x2-session2/run3-e9d72fd-gpu1, 1 s per shape, medians with
- * +-1-2% intervals): 144.7 / 143.0 / 275.5 us at 8192x8192 / 65536x1024 /
- * 4096x32768 = 87.8 / 88.8 / 92.2% of the measured copy bandwidth
+ * Adds over 04: rows up to 1024 floats get one warp each (no barrier);
+ * longer rows a block sized so a thread keeps at most 32 floats (rows up to
+ * 32768 stay in registers); only longer rows take the online path.
+ * measured: 144.7 / 143.0 / 275.5 us at 8192x8192 / 65536x1024 / 4096x32768
+ * under an earlier timing protocol (results/2026-11-30-h200x2-e9d72fd-gpu1,
+ * archived); PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/softmax-f32-05-warp-per-row.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,26 +1,13 @@
-/* softmax f32, variant 06: rows of 8K-32K split over registers and shared memory.
+/* softmax f32, cuda, 06 split row: rows of 8K-32K split over registers and shared memory.
  *
  * Adds over 05: a row over 8192 floats keeps half of each thread's share in
- * registers and half in shared memory, copied there straight from HBM with
- * cp.async (no register staging), so a thread holds 32 + 32 floats with
- * the register cost of 32: 4 rows per SM in flight at 16384 columns and 2
- * at 32768 (05 had 2 and 1), and one block's reductions overlap another's
- * loads and stores. The shared half is read from shared memory three times
- * (max, sum, output) and its exp computed twice; both are cheap next to
- * HBM. Other shapes run as in 05.
- * Napkin math: 8 bytes per element moved (4 read, 4 written), about 5 FLOPs
- * and 1.5 exp2 per element: bandwidth-bound. 8192x8192 moves 512 MiB,
- * 65536x1024 512 MiB, 4096x32768 1 GiB.
- * H200 (results/2026-11-30-h200x2-session2/run3-e9d72fd-gpu1): at 8192x8192 and
- * 65536x1024 the same as 05 (05/06 time ratio 1.00 and 0.99, intervals
- * +-1-2%); at 4096x32768, its own case, 05 was 1.03x faster [1.00, 1.05]:
- * the split brought nothing measurable; its own run there was cut short.
- * Held stream, clean flush (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1, 1.5 s per shape):
- * 129.73 / 129.34 / 268.10 us = 96.7 / 97.0 / 93.6% of copy (4279 GB/s),
- * against torch.compile's best 135.01 / 132.22 (eager) / 371.58 us
- * One H200 alone (results/2026-11-30-h200-session4/call3-61cbe17): 128.54 / 127.68 / 265.62 us = 97.4 / 98.1 /
- * 94.3% of copy (4286 GB/s); the best torch 151.94 / 125.42 / 368.74 us:
- * at 65536x1024 max-autotune-no-cudagraphs is 1.8% faster than this.
+ * registers and half in shared memory (copied there by cp.async), so twice
+ * the rows are in flight. Other shapes run as in 05. The split itself
+ * brought nothing measurable over 05; it stays as the step 07 builds on.
+ * measured: 128.54 / 127.68 / 265.62 us at 8192x8192 / 65536x1024 /
+ * 4096x32768 = 97.4 / 98.1 / 94.3% of copy (results/2026-11-30-h200-61cbe17,
+ * archived); PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/softmax-f32-06-split-row.json).
  */
 #include <kproof/kernel.h>
 

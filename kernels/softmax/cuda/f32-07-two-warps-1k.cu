@@ -1,23 +1,16 @@
-/* softmax f32, variant 07: rows of 513-1024 floats on two warps, 16 floats a thread.
+/* softmax f32, cuda, 07 two warps: rows of 513-1024 floats on two warps, 16 floats a thread.
  *
  * Adds over 06: a row of 513-1024 floats goes to a 64-thread block (two
- * warps, one barrier) where each thread keeps 16 floats, not to one warp
- * keeping 32: 32 registers a thread instead of 54, so up to 2048 threads
- * an SM instead of 1024. The bytes and rows in flight an SM stay the same
- * (32 rows of 4 KiB); what doubles is the warps, each with half the serial
- * work a row (loads, max, exp2, sum), against one barrier added. Which of
- * these buys the time is not measured. Found by a launch-shape screen (lab/screen.sh, session 5
- * call 1: 126.34 us against 06's 129.16 at 65536x1024, cold, same-bytes
- * cudaMemcpy 126.66; 128 threads x 8 floats 127.08, 256 x 4 139.44, a warp
- * a row in 64- or 128-thread blocks 128.84 / 128.51). torch.compile's
- * default kernel there is a warp a row in 32-thread blocks (64 registers).
- * Every other row length runs as in 06.
- * H200 (results/2026-11-30-h200-session5/call3-6aadba2, 1.5 s per shape, copy 4288.9 GB/s):
- * 128.45 / 125.38 / 265.42 us at 8192x8192 / 65536x1024 / 4096x32768 =
- * 97.5 / 99.8 / 94.3% of copy (06 in session 4's run: 97.4 / 98.1 /
- * 94.3%). At 65536x1024 torch.compile max-autotune-no-cudagraphs took
- * 125.31 us [125.25, 125.38] against this kernel's 125.38 [125.15,
- * 125.65]: a tie within the intervals, not a win.
+ * warps, one barrier), 16 floats a thread: 32 registers instead of 54, so up
+ * to 2048 threads an SM. The same 32 rows are in flight an SM, on twice the
+ * warps; which of these buys the time is not measured. Other rows run as in
+ * 06.
+ * measured: 126.34 us against 06's 129.16 at 65536x1024 in a launch-shape
+ * screen (results/2026-11-30-h200-1b7f95b/screen.txt, archived); 128.45 /
+ * 125.38 / 265.42 us at 8192x8192 / 65536x1024 / 4096x32768 = 97.5 / 99.8 /
+ * 94.3% of copy (results/2026-11-30-h200-6aadba2, archived); PASS on the
+ * op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/softmax-f32-07-two-warps-1k.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,44 +1,20 @@
-/* softmax f32, variant 10: x read at L2's evict_last priority.
+/* softmax f32, cuda, 10 keep x: x read at L2's evict_last priority.
  *
- * Adds over 07 (08 and 09 are side roads): on the 16-byte path, x's loads
- * in the register kernel (rows up to 8192 floats) and in the register half
- * of the split kernel (rows of 8K-32K) go under an L2 eviction policy of
- * evict_last, made once a kernel (createpolicy.fractional, fraction 1.0,
- * then ld.global.nc.L2::cache_hint). torch.compile's two-loop Triton
- * kernels load x that way in their first loop (layernorm at 4096 and 16384
- * columns, results/2026-12-01-h200-session8/call1-507f44d/tk/); its
- * softmax at 1024 columns does not. x is read once here, so no line of it
- * is read again: the hint only changes which lines L2 evicts first. Why
- * that is faster is not measured. In the split kernel the register half
- * changes twice: 07 loaded it with plain ld.global, here ld.global.nc with
- * the hint, so its gain is not the hint's alone. Unhinted, as in 07: the
- * 1-float path (misaligned or odd widths), the split kernel's cp.async
- * half, rows over 32768 floats. kproof's flush still leaves such lines
- * cold (the device test measures it: tests/gpu/dev_backend_test.cu).
- * Screens (lab/screen.sh, 5 rounds of 30 cold calls, % of a cudaMemcpy of
- * the same bytes), results/2026-12-01-h200-session8/:
- *   65536x1024: 124.70 us (101.6%) against 07's 126.34 (100.3%) (call3-51f4b03);
- *               lab 63 (the policy made at every load, on every x load
- *               of 07) 124.35 (101.4%) against 125.92 (100.1%) (call2-4e6eb62);
- *   8192x8192:  125.31 (101.1%) against 129.50 (97.8%) (call3);
- *   4096x32768: lab 63 259.07 (98.1%) against 265.54 (95.7%) (call3); its
- *               change there is this kernel's (the split kernel's
- *               register half).
- * Made at every load, the hint did not carry over to layernorm bf16 11:
- * 43% more time at 4096x16384 (lab 63, call 2; evict_first made the same
- * way as well, call 3), because there the row's four loads went one at a
- * time (SASS, in layernorm bf16 19's header); made once a kernel (19) it
- * was neutral there.
- * Issue 5's table (results/2026-12-01-h200-session8/call4-ec80372, copy
- * 4261.3 GB/s): 126.13 / 124.50 / 258.08 us at 8192x8192 / 65536x1024 /
- * 4096x32768 = 99.9 / 101.2 / 97.6% of copy; at 65536x1024 [124.35,
- * 124.80] against max-autotune's 125.98 [125.92, 126.05]: a win, where
- * 07 was not met in session 7 (126.16 against 125.86). PASS on all 22
- * shapes of the op, misaligned calls included (call4-ec80372/results.tgz,
- * correct/; worst 0.068 of the tolerance).
- * Those torch times were the larger of its device time and Python's
- * enqueue time. On device time alone (session 9 calls 6-7, another GPU,
- * so not a ratio of record): max-autotune 132.29 / 125.60 / 369.60 us.
+ * Adds over 07: x's 16-byte loads in the register kernel and in the register
+ * half of the split kernel go under one evict_last policy made once a kernel
+ * (createpolicy.fractional, then ld.global.nc.L2::cache_hint). x is read
+ * once; the hint only changes which lines L2 evicts first, and why that is
+ * faster is not measured. In the split kernel the register half also changes
+ * from ld.global to ld.global.nc. Unhinted: the 1-float path, the split
+ * kernel's cp.async half, rows over 32768.
+ * measured: 124.70 us (101.6% of a same-bytes memcpy) against 07's 126.34 at
+ * 65536x1024, 125.31 against 129.50 at 8192x8192 in a screen
+ * (results/2026-12-01-h200-51f4b03, archived); 125.55 / 124.16 / 256.94 us
+ * at 8192x8192 / 65536x1024 / 4096x32768, the best torch 1.06x / 1.01x /
+ * 1.44x slower
+ * (results/2026-12-01-h200-e090e54/kernels/softmax-f32-10-keep-x.json); PASS
+ * on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/softmax-f32-10-keep-x.json).
  */
 #include <kproof/kernel.h>
 

@@ -1,10 +1,8 @@
-/* softmax bf16, host, 01 naive: the three passes of f32-01 on widened
- * values; exp is recomputed in the last pass so that each output is rounded
- * to bf16 exactly once (no fp32 scratch row, no double rounding).
+/* softmax bf16, host, 01 naive: f32 01's three passes on widened values.
  *
- * Napkin math: reads x three times, writes y once: 8 bytes and two expf per
- * element against 4 bytes of unique traffic (2 read + 2 written).
- * H200: not yet measured (host backend: CPU only).
+ * The baseline. exp is recomputed in the last pass so each output is rounded
+ * to bf16 once (no fp32 scratch row, no double rounding).
+ * measured: PASS on every shape of the op (tests/it_host.c); not timed.
  */
 #include <math.h>
 

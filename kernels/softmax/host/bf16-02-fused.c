@@ -1,14 +1,9 @@
-/* softmax bf16, host, 02 fused: f32-02's vectorized passes on blocks of the
- * row widened to fp32 (a shift per element), branch-free polynomial exp in
- * place of scalar libm expf; exp is recomputed in the output pass so that
- * each output is rounded to bf16 once and no fp32 scratch row is needed.
+/* softmax bf16, host, 02 fused: f32 02's vectorized passes on blocks widened to fp32.
  *
- * Napkin math: reads x three times (6 bytes per element, from cache for
- * rows up to a few hundred KiB), writes y once, two exps per element (about
- * 30 FLOPs); bound by vector FMA throughput instead of scalar expf calls.
- * Accuracy: fp32 arithmetic (exp within about 2 ulp), block sums of at most
- * 16 adds per lane gathered in a double, one bf16 rounding per output.
- * H200: not yet measured (host backend: CPU only).
+ * Adds over 01: blocks of the row widened with a shift per element, the
+ * branch-free polynomial exp; exp recomputed in the output pass so each
+ * output is rounded to bf16 once.
+ * measured: PASS on every shape of the op (tests/it_host.c); not timed.
  */
 #include <math.h>
 #include <stdint.h>

@@ -1,9 +1,10 @@
-/* softmax f32, host, 01 naive: three plain passes per row (max, exp and
- * sum, scale), libm expf, a double accumulator for the sum.
+/* softmax f32, host, 01 naive: three plain passes per row.
  *
- * Napkin math: reads x twice and y once, writes y twice: 20 bytes and one
- * expf per element against 8 bytes of unique traffic (4 read + 4 written).
- * H200: not yet measured (host backend: CPU only).
+ * The baseline: max, exp and sum (libm expf, a double accumulator), scale.
+ * Napkin math: 20 bytes and one expf per element against 8 bytes of unique
+ * traffic.
+ * measured: PASS on every shape of the op (tests/it_host.c); the host demo
+ * times 02 against it.
  */
 #include <math.h>
 

@@ -1,16 +1,14 @@
-/* sum f32, variant 01: naive, one block per 256 elements, atomics of block sums.
+/* sum f32, cuda, 01 naive: a block per 256 elements, atomics of block sums.
  *
- * Adds: nothing; the simplest correct kernel, the baseline for the others.
- * Each block loads 256 elements into shared memory and halves them in a
- * tree; thread 0 adds the block's sum to a device-side double with
- * atomicAdd. The accumulator is double because a million fp32 atomics in a
- * row would lose more digits than the task allows (about
- * eps*log2(n)*sum|x|). Three launches on the caller's stream: zero the
- * accumulator, reduce, write the float result (the output holds poison on
- * entry, so it is always written, never only added to).
- * Napkin math: 4 bytes read per element, 1 FLOP per element; 2^28 elements
- * is 1 GiB and a million same-address atomics, which dominate.
- * H200: not yet measured
+ * The simplest correct kernel, the baseline the others are measured against.
+ * Each block halves 256 elements in shared memory and thread 0 adds the
+ * block's sum to a device-side double with atomicAdd (a million fp32 atomics
+ * would lose more digits than the tolerance allows). Three launches: zero,
+ * reduce, write the float result (the output holds poison on entry, so it is
+ * always written).
+ * measured: PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/sum-f32-01-naive.json); not
+ * timed.
  */
 #include <kproof/kernel.h>
 

@@ -1,15 +1,11 @@
-/* sum f32, variant 02: a grid sized to the GPU, grid-stride loop, warp shuffles.
+/* sum f32, cuda, 02 grid stride: a grid sized to the GPU, warp shuffles.
  *
- * Adds over 01: a fixed grid (8 blocks of 256 threads per SM) walks the
- * vector with a grid stride, each thread keeping a double running sum, so
- * there is one atomic per block instead of one per 256 elements; the block
- * reduces with warp shuffles and one round through shared memory instead of
- * a barrier per tree level. Still three launches (zero, reduce, finish).
- * Napkin math: 4 bytes read per element, 1 FLOP per element (plus one
- * fp32->fp64 conversion, 16 per clock per SM, well above the 4 elements per
- * clock per SM that 4.3 TB/s needs): bandwidth-bound once enough loads are
- * in flight, which one scalar load per thread per iteration is not.
- * H200: not yet measured
+ * Adds over 01: 8 blocks of 256 threads an SM walk the vector with a grid
+ * stride, each thread keeping a double sum: one atomic a block instead of
+ * one per 256 elements, and shuffles instead of a barrier per tree level.
+ * measured: PASS on the op's edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/sum-f32-02-grid-stride.json);
+ * not timed.
  */
 #include <kproof/kernel.h>
 

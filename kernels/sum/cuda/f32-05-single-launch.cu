@@ -1,27 +1,16 @@
-/* sum f32, variant 05: one launch; the last block to finish adds the partials.
+/* sum f32, cuda, 05 single launch: the last block to finish adds the partials.
  *
  * Adds over 04: no zero and finish launches. Each block writes its double
- * partial to its own slot, fences, and takes a ticket from a device-side
- * counter; the block that draws the last ticket reads every slot (through
- * L2), adds them in a fixed order (the same n and grid give the same bits)
- * and writes the float result, then resets the counter so the next call on
- * the stream starts from zero. The output holds poison on entry and is
- * always written, never only added to.
- * Napkin math: 4 bytes read per element, 1 FLOP per element; 2^28 elements
- * is 1 GiB, 251 us at 4.28 TB/s; 2^20 (4 MiB) is 1 us of traffic, so there
- * the launch and one memory round trip dominate: one launch instead of three.
- * H200 (results/2026-11-30-h200x2-session3/call3-3c12f8c-gpu1, 1.5 s per size): 242.96 / 22.78 /
- * 10.70 us at 2^28 / 2^24 / 2^20 = 103.3% of the copy bandwidth at 2^28
- * (a read-only stream outruns a copy's mix of reads and writes); torch
- * eager 253.50 / 36.04 / 32.50 us. 2^20 stayed NOISY (+-2.0% after 542
- * samples): at 10 us the host's enqueue time is most of a sample
- * One H200 alone (results/2026-11-30-h200-session4/call3-61cbe17, 10 s per size, eval's default): 240.75 /
- * 21.14 / 6.88 us, all settled, = 104.1% of copy at 2^28; torch eager
- * 251.02 / 30.93 / 64.51 us.
- * Torch's samples at 2^24 and 2^20 are Python's enqueue time, not the
- * device's (results/2026-12-01-h200-session9/call5-2e3a8de, all 400
- * samples): eager's device time 23.62 / 9.57 us against this kernel's
- * 21.06 / 6.98 in that run; torch.compile's 21.41 / 7.65.
+ * partial to its own slot, fences and takes a ticket; the block that draws
+ * the last ticket adds every slot in a fixed order (the same input gives the
+ * same bits), writes the result and resets the counter for the next call. At
+ * 2^20 (4 MiB) the launch and one round trip dominate, so one launch instead
+ * of three is what counts.
+ * measured: 241.14 / 21.09 / 6.88 us at 2^28 / 2^24 / 2^20 (103.9% of copy
+ * at 2^28: a read-only stream outruns a copy); torch eager 250.18 / 23.68 /
+ * 9.50 us (results/2026-12-01-h200-e090e54/summary.md); PASS on the op's
+ * edge set
+ * (results/2026-12-01-h200-0d62826/correct-edge/sum-f32-05-single-launch.json).
  */
 #include <kproof/kernel.h>
 
