@@ -167,7 +167,10 @@ static int other_tid(uint32_t c) {
 }
 
 static void note(const char *name, uint32_t stream, uint32_t kind, uint32_t corr, uint64_t start, uint64_t end) {
-    if (kind == 0 && stream == g_given) {
+    /* A mark: the worker's own launch (no other thread's correlation id
+     * falls in its range by accident) of the hold or the mark kernel. */
+    if (kind == 0 && stream == g_given && !other_of(corr) && name &&
+        (strstr(name, "kp_mark_kernel") || strstr(name, "kp_block_kernel"))) {
         int which = 0;
         call_rec *k = mark_of(corr, &which);
         if (k) {

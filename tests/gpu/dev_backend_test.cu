@@ -569,7 +569,7 @@ static void body_graph(float *p) {
     }
     cudaGraphLaunch(ge, (cudaStream_t)kp_dev_stream());
 }
-static void body_malloc_async(float *p) {
+static void body_malloc_async(float * /*p*/) {
     cudaStream_t s = (cudaStream_t)kp_dev_stream();
     float *tmp = NULL;
     cudaMallocAsync((void **)&tmp, 64 << 20, s);
