@@ -152,9 +152,10 @@ typedef struct kp_cmp {
 
 /* Compares one shape's two timings (B against A). With samples on both
  * sides, the ratio's interval is a bootstrap (kp_boot_ratio_ci, `seed`);
- * otherwise it is the stored intervals' extreme ratios [b_lo / a_hi,
- * b_hi / a_lo], which is wider. margin: the relative difference that
- * counts as the same (0.01 = 1%). -1 when either timing has no median. */
+ * otherwise it comes from the stored 95% intervals, each read as normal on
+ * the log scale (its lower and upper halves apart), the ratio's halves
+ * added in quadrature. margin: the relative difference that counts as the
+ * same (0.02 = 2%). -1 when either timing has no median. */
 int kp_compare_timing(const kp_timing *a, const kp_timing *b, double margin, uint64_t seed, kp_cmp *out);
 
 /* 0 when two results may be compared; otherwise -1 and why (one line):

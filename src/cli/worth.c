@@ -668,7 +668,7 @@ int kp_cli_compare(int argc, char **argv)
     const char *cmd = "compare";
     const char *files[2] = {NULL, NULL};
     int nf = 0, json = 0, md = 0, force = 0;
-    double margin = 0.01, fail_pct = -1;
+    double margin = 0.02, fail_pct = -1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
         if (is_flag(a, "--margin") || is_flag(a, "--fail-on-regression")) {
@@ -876,7 +876,7 @@ int kp_cli_compare(int argc, char **argv)
     for (int i = 0; i < nr; i++)
         any_star |= rows[i].ok && !rows[i].c.from_samples;
     if (any_star)
-        printf("%s* interval from the stored median intervals (the files hold no samples): wider than a bootstrap\n",
+        printf("%s* ratio interval from the stored intervals (the files hold no samples), not a bootstrap\n",
                md ? "\n" : "");
 
 done:

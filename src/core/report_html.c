@@ -358,6 +358,9 @@ static void result_section(FILE *f, const kp_result *r, const char *path, int id
                 continue;
             char st[64];
             kp_shape_format(&sr->shape, st, sizeof st);
+            /* The headline is often this shape's evidence already. */
+            if (r->detail[0] && sr->detail[0] && strstr(r->detail, sr->detail) && strstr(r->detail, st))
+                continue;
             fprintf(f, "<p><b>%s</b> at %s: ", kp_verdict_name(sr->verdict), st);
             ESC(f, sr->check_name);
             fputs(": ", f);

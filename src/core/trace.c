@@ -14,13 +14,19 @@
 /* ===== names onto ops ===================================================== */
 
 /* Checked in order; the first pattern found in the name decides. A NULL
- * family says "known, and not a kproof op" (a scan is no sum). */
+ * family says "known, and not a kproof op" (a scan is no sum). Names are
+ * matched whole, template arguments included, hence the order. */
 typedef struct pattern {
     const char *text;
     const char *family;
 } pattern;
 
 static const pattern PATTERNS[] = {
+    /* Attention kernels hold a softmax and GEMMs (and cutlass in their
+     * template arguments): none of kproof's ops. */
+    {"flash", NULL},
+    {"fmha", NULL},
+    {"attention", NULL},
     {"softmax", "softmax"},      /* cunn_SoftMaxForward, softmax_warp_forward, triton_*_softmax */
     {"layer_norm", "layernorm"}, /* vectorized_layer_norm_kernel, triton_*_native_layer_norm */
     {"layernorm", "layernorm"},  /* LayerNormForwardCUDAKernel, apex, TE */
@@ -34,6 +40,7 @@ static const pattern PATTERNS[] = {
     {"cublas", "matmul"},
     {"matmul", "matmul"},
     {"cumsum", NULL},            /* a scan */
+    {"elementwise", NULL},       /* at::native::*elementwise_kernel: pointwise ops */
     {"reduce_kernel", "sum"},    /* at::native::reduce_kernel: sum, mean, norms (by name only) */
     {"reduce", "sum"},
     {"sum", "sum"},              /* triton_red_fused_sum, DeviceReduce sums */

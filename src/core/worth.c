@@ -255,7 +255,7 @@ void kp_worth_judge(const kp_op *op, const kp_shape *s, const kp_ceilings *c, do
             add(out, len, " (%.2fx to the datasheet's %.0f GB/s)", w->headroom_phys, c->phys_bw_gbs);
     }
     if (w->share > 0) {
-        add(out, len, "; at %.0f%% of the workload, at most %.3fx end to end", 100 * w->share, w->gain_max);
+        add(out, len, "; at %.3g%% of the workload, at most %.3fx end to end", 100 * w->share, w->gain_max);
         if (isfinite(w->gain_speedup))
             add(out, len, " (%.3fx for the %s %.2fx)", w->gain_speedup, w->speedup_from, w->speedup);
     }
@@ -315,9 +315,15 @@ int kp_compare_timing(const kp_timing *a, const kp_timing *b, double margin, uin
     if (a->samples && b->samples && a->n >= 2 && b->n >= 2) {
         kp_boot_ratio_ci(b->samples, b->n, a->samples, a->n, 0.95, 2000, seed, &o->ratio_lo, &o->ratio_hi);
         o->from_samples = 1;
-    } else if (pos(a->lo) && pos(a->hi) && pos(b->lo) && pos(b->hi)) {
-        o->ratio_lo = b->lo / a->hi;
-        o->ratio_hi = b->hi / a->lo;
+    } else if (pos(a->lo) && pos(a->hi) && pos(b->lo) && pos(b->hi) && a->lo <= a->median &&
+               a->median <= a->hi && b->lo <= b->median && b->median <= b->hi) {
+        /* Each stored interval read as a normal one on the log scale, its
+         * two halves apart; the ratio's halves add in quadrature. */
+        double bl = log(b->median / b->lo), bh = log(b->hi / b->median);
+        double al = log(a->median / a->lo), ah = log(a->hi / a->median);
+        double lr = log(o->ratio);
+        o->ratio_lo = exp(lr - sqrt(bl * bl + ah * ah));
+        o->ratio_hi = exp(lr + sqrt(bh * bh + al * al));
     }
     if (!(isfinite(o->ratio_lo) && isfinite(o->ratio_hi)))
         return 0; /* no interval: the medians alone cannot tell */
