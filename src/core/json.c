@@ -538,13 +538,13 @@ int kp_json_read_file(const char *path, size_t max_bytes, kp_json **out, char *e
             snprintf(err, errlen, "%s: cannot open: %s", path ? path : "(null)", strerror(errno));
         return KP_JSON_IO;
     }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = (char *)malloc(cap);
+    size_t cap = max_bytes < ((size_t)1 << 16) ? max_bytes : (size_t)1 << 16, n = 0;
+    char *buf = (char *)malloc(cap + 1);
     int rc = 0;
     while (buf) {
         if (n == cap) {
             if (cap >= max_bytes) {
-                rc = 1;
+                rc = fgetc(f) != EOF; /* exactly max_bytes is fine */
                 break;
             }
             size_t nc = cap * 2 > max_bytes ? max_bytes : cap * 2;

@@ -64,7 +64,9 @@ void kp_sol_compute(const kp_op *op, const kp_shape *s, const kp_ceilings *c, kp
         return;
     o->bytes = op->min_bytes ? op->min_bytes(s) : 0;
     o->flops = op->flops ? op->flops(s) : 0;
-    o->intensity = o->bytes > 0 ? o->flops / o->bytes : 0;
+    if (!(o->bytes > 0))
+        return; /* no cost model: nothing to bound */
+    o->intensity = o->flops / o->bytes;
     if (c->bw_gbs > 0)
         o->mem_s = o->bytes / (c->bw_gbs * 1e9);
     if (c->peak_gflops > 0)
