@@ -16,5 +16,9 @@ const kp_op *kp_cli_op(const char *name, const char *dtype);
 /* 1 when the cuda worker is built and a GPU answers. */
 int kp_cli_cuda_usable(const char *root, const char *cache);
 int kp_cli_demo(int argc, char **argv);
+/* worth.c: reading results and profiles. */
+int kp_cli_worth(int argc, char **argv);
+int kp_cli_compare(int argc, char **argv);
+int kp_cli_report(int argc, char **argv);
 
 #endif

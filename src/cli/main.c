@@ -74,6 +74,50 @@ static const cmd_help HELP[] = {
      "  --json FILE        write the matrix as JSON; --md FILE as markdown\n\n"
      "Exit status 0 when every exploit is caught by the rigorous mode, fools at least\n"
      "one single-flaw mode, and every honest kernel passes; 1 otherwise."},
+    {"worth", "kproof worth [OP] [--dtype T] [--shape S] [--result FILE] [--device NAME | --calib FILE] [--share P] [--trace FILE] [--json]",
+     "Is more speed worth chasing? Per shape: the speed of light (bytes over bandwidth, FLOPs\n"
+     "over the peak rate), the regime (memory-, compute- or launch-bound, from the arithmetic\n"
+     "intensity against the ridge point), the best measured time, the headroom left, and with a\n"
+     "share of the workload Amdahl's end-to-end gain; one sentence per shape (docs/worth-it.md).\n\n"
+     "  OP, --op OP        op family or name (default: the op of the first --result)\n"
+     "  --dtype T          f32 or bf16\n"
+     "  --shape S          a shape (repeatable; default: the op's canonical shapes)\n"
+     "  --result FILE      a kproof eval --json result (repeatable): the best time per shape of\n"
+     "                     its candidate (PASS shapes) and its baseline; its env gives the device\n"
+     "  --device NAME      judge against this device's datasheet limits (e.g. H200, H100);\n"
+     "                     no GPU needed\n"
+     "  --calib FILE       a calibration cache file (kproof calibrate's copy_gbs ... lines)\n"
+     "  --backend B        without --device/--result/--calib: this machine's host or cuda device,\n"
+     "                     from its cached calibration\n"
+     "  --share P          the op's fraction of the workload's GPU time, in (0, 1]\n"
+     "  --speedup X        also the end-to-end gain of this kernel speedup (default: the\n"
+     "                     result's measured candidate-vs-baseline speedup)\n"
+     "  --trace FILE       a torch.profiler Chrome trace: each kernel's share of GPU kernel time,\n"
+     "                     mapped onto kproof's ops by name; the op's share when --share is absent\n"
+     "  --top N            kernels listed from the trace (default 15)\n"
+     "  --json             print JSON instead of the table and sentences\n\n"
+     "Exit status: 0, 64 bad usage or input (a missing or truncated JSON, a trace that is not a\n"
+     "trace, a share outside (0, 1]), 70 the device could not be read."},
+    {"compare", "kproof compare A.json B.json [--margin PCT] [--fail-on-regression PCT] [--force] [--json | --md]",
+     "Compares two results of the same op on the same device, shape by shape: B's median\n"
+     "against A's, with the ratio's 95% interval (a bootstrap from the samples when both files\n"
+     "hold them, else from the stored intervals, combined on the log scale).\n\n"
+     "  SAME       the ratio's interval lies within 1 +- margin\n"
+     "  FASTER     B faster: the ratio's interval below 1, the medians' intervals apart\n"
+     "  SLOWER     B slower: the ratio's interval above 1, the medians' intervals apart\n"
+     "  AMBIGUOUS  the intervals cannot tell\n\n"
+     "  --margin PCT               what counts as the same (default 2: two sessions on one GPU\n"
+     "                             model drift by about 1%)\n"
+     "  --fail-on-regression PCT   exit 1 when a shape is SLOWER by more than PCT% (median ratio)\n"
+     "  --force                    compare results of different ops, devices or schemas anyway\n"
+     "  --json | --md              JSON or markdown instead of the table\n\n"
+     "Exit status: 0, 1 a regression beyond --fail-on-regression, 64 bad input or a refusal."},
+    {"report", "kproof report RESULT.json ... [-o report.html]",
+     "Writes one self-contained HTML page (no scripts, no network, no fonts) for the results:\n"
+     "verdict and evidence, the per-shape table, a roofline of the device (bandwidth and\n"
+     "compute ceilings from the calibration and the datasheet, log-log) with the candidate and\n"
+     "its baseline as labelled points per shape, and the worth sentences. Default: stdout.\n\n"
+     "Exit status: 0, 64 bad input (a missing, truncated or foreign JSON; an unwritable -o)."},
     {"help", "kproof help [COMMAND]", "Shows help for a command."},
     {"version", "kproof version", "Prints the version."},
 };
@@ -595,6 +639,9 @@ static int run(int argc, char **argv) {
     if (!strcmp(cmd, "eval")) return cmd_eval(n, rest);
     if (!strcmp(cmd, "calibrate")) return cmd_calibrate(n, rest);
     if (!strcmp(cmd, "demo")) return kp_cli_demo(n, rest);
+    if (!strcmp(cmd, "worth")) return kp_cli_worth(n, rest);
+    if (!strcmp(cmd, "compare")) return kp_cli_compare(n, rest);
+    if (!strcmp(cmd, "report")) return kp_cli_report(n, rest);
     fprintf(stderr, "kproof: unknown command '%s' (kproof help)\n", cmd);
     return KP_EXIT_USAGE;
 }

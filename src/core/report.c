@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "kproof/kproof.h"
+#include "kproof/worth.h"
+#include "core/report_priv.h"
 
 /* ===== numbers =========================================================== */
 
@@ -280,8 +282,22 @@ static const char *str_or_dash(const char *s)
     return s && s[0] ? s : "-";
 }
 
-enum { COL_SHAPE, COL_ORIGIN, COL_VERDICT, COL_TIME, COL_SAMPLES, COL_RATE, COL_SOL, COL_BASE, NCOLS };
-#define CELL_LEN 192
+enum {
+    COL_SHAPE,
+    COL_ORIGIN,
+    COL_VERDICT,
+    COL_TIME,
+    COL_SAMPLES,
+    COL_RATE,
+    COL_SOL,
+    COL_SCORE,
+    COL_LEFT,
+    COL_REGIME,
+    COL_BASE,
+    NCOLS
+};
+_Static_assert(NCOLS == KP_REPORT_NCOLS, "report_priv.h counts the columns");
+#define CELL_LEN KP_REPORT_CELL
 
 static void col_titles(const kp_result *r, char cells[NCOLS][CELL_LEN])
 {
@@ -292,6 +308,9 @@ static void col_titles(const kp_result *r, char cells[NCOLS][CELL_LEN])
     snprintf(cells[COL_SAMPLES], CELL_LEN, "samples");
     snprintf(cells[COL_RATE], CELL_LEN, "%s", is_matmul(r) ? "TFLOP/s" : "GB/s");
     snprintf(cells[COL_SOL], CELL_LEN, "SoL");
+    snprintf(cells[COL_SCORE], CELL_LEN, "SOL score");
+    snprintf(cells[COL_LEFT], CELL_LEN, "left");
+    snprintf(cells[COL_REGIME], CELL_LEN, "regime");
     snprintf(cells[COL_BASE], CELL_LEN, "speedup [95%% CI] vs baseline");
 }
 
@@ -303,6 +322,18 @@ static void row_cells_raw(const kp_result *r, const kp_shape_result *sr, char ce
     snprintf(cells[COL_ORIGIN], CELL_LEN, "%s", str_or_dash(sr->origin));
     /* A time kproof could not account for says so on its own row. */
     snprintf(cells[COL_VERDICT], CELL_LEN, "%s%s", kp_verdict_name(sr->verdict), r->unaudited ? " (unaudited)" : "");
+    /* Speed of light, headroom and regime: derived from the result's own
+     * data (op, shape, device, medians; see kproof/worth.h). */
+    kp_shape_worth sw;
+    kp_shape_worth_of(r, sr, &sw);
+    if (sw.sol.regime != KP_REGIME_UNKNOWN) {
+        const char *rn = kp_regime_name(sw.sol.regime);
+        snprintf(cells[COL_REGIME], CELL_LEN, "%.*s", (int)strcspn(rn, "-"), rn);
+    }
+    if (isfinite(sw.score))
+        snprintf(cells[COL_SCORE], CELL_LEN, "%.2f", sw.score);
+    if (isfinite(sw.headroom))
+        snprintf(cells[COL_LEFT], CELL_LEN, "%.2fx", sw.headroom);
     if (!sr->timed)
         return;
     const kp_timing *t = &sr->cand;
@@ -519,6 +550,44 @@ void kp_print_table(FILE *f, const kp_result *r)
 
 /* ===== JSON ============================================================== */
 
+/* Every sample, so that a later compare bootstraps from the runs
+ * themselves rather than from their intervals. */
+static void json_samples(jw *w, const kp_timing *t)
+{
+    if (!t->samples || t->n <= 0)
+        return;
+    jw_key(w, "samples_s");
+    fputc('[', w->f);
+    for (int i = 0; i < t->n; i++) {
+        if (i % 8)
+            fputs(", ", w->f);
+        else if (i)
+            fprintf(w->f, ",\n%*s", 2 * w->depth + 2, "");
+        if (isfinite(t->samples[i]))
+            fprintf(w->f, "%.9g", t->samples[i]);
+        else
+            fputs("null", w->f);
+    }
+    fputc(']', w->f);
+}
+
+static void json_worth(jw *w, const kp_result *r, const kp_shape_result *sr)
+{
+    kp_shape_worth sw;
+    kp_shape_worth_of(r, sr, &sw);
+    jw_open(w, "worth", '{');
+    jw_num(w, "bytes", sw.sol.bytes);
+    jw_num(w, "flops", sw.sol.flops);
+    jw_num(w, "intensity", sw.sol.intensity);
+    jw_num(w, "ridge", sw.sol.ridge > 0 ? sw.sol.ridge : NAN);
+    jw_str(w, "regime", kp_regime_name(sw.sol.regime));
+    jw_num(w, "sol_time_s", sw.sol.sol_s > 0 ? sw.sol.sol_s : NAN);
+    jw_num(w, "sol_time_physical_s", sw.sol.phys_s > 0 ? sw.sol.phys_s : NAN);
+    jw_num(w, "sol_score", sw.score);
+    jw_num(w, "headroom", sw.headroom);
+    jw_close(w, '}');
+}
+
 static void json_timing(jw *w, const char *key, const kp_timing *t)
 {
     jw_open(w, key, '{');
@@ -537,6 +606,7 @@ static void json_timing(jw *w, const char *key, const kp_timing *t)
     jw_num(w, "sol_fraction", t->sol_time > 0 ? t->sol_fraction : NAN);
     jw_num(w, "gbs", t->gbs);
     jw_num(w, "gflops", t->gflops);
+    json_samples(w, t);
     jw_close(w, '}');
 }
 
@@ -560,7 +630,7 @@ static void json_check(jw *w, const kp_check *c)
     jw_close(w, '}');
 }
 
-static void json_shape(jw *w, const kp_shape_result *sr)
+static void json_shape(jw *w, const kp_result *r, const kp_shape_result *sr)
 {
     jw_open(w, NULL, '{');
     jw_key(w, "shape");
@@ -590,6 +660,7 @@ static void json_shape(jw *w, const kp_shape_result *sr)
         jw_num(w, "speedup", sr->speedup);
         jw_num(w, "speedup_lo", sr->speedup_lo);
         jw_num(w, "speedup_hi", sr->speedup_hi);
+        json_samples(w, &sr->base);
         jw_close(w, '}');
     } else {
         jw_null(w, "baseline");
@@ -612,6 +683,7 @@ static void json_shape(jw *w, const kp_shape_result *sr)
         jw_close(w, '}');
     }
     jw_close(w, ']');
+    json_worth(w, r, sr);
     jw_close(w, '}');
 }
 
@@ -672,6 +744,23 @@ void kp_print_json(FILE *f, const kp_result *r)
     jw_strn(&w, "date", e->date);
     jw_close(&w, '}');
 
+    /* The datasheet's limits for this device (kproof/limits.h); null when
+     * the device is not in the table. */
+    const kp_limits *lim = kp_limits_for(e->gpu);
+    if (lim->known) {
+        jw_open(&w, "limits", '{');
+        jw_str(&w, "name", lim->name);
+        jw_num(&w, "hbm_gbs", lim->hbm_gbs);
+        jw_num(&w, "fp32_gflops", lim->fp32_gflops);
+        jw_num(&w, "tf32_gflops", lim->tf32_gflops);
+        jw_num(&w, "bf16_gflops", lim->bf16_gflops);
+        jw_num(&w, "launch_s", lim->launch_s);
+        jw_str(&w, "source", lim->source);
+        jw_close(&w, '}');
+    } else {
+        jw_null(&w, "limits");
+    }
+
     jw_open(&w, "warnings", '[');
     int nw = shown_warnings(r);
     for (int i = 0; i < nw; i++)
@@ -685,7 +774,7 @@ void kp_print_json(FILE *f, const kp_result *r)
 
     jw_open(&w, "shapes", '[');
     for (int i = 0; r->shapes && i < r->nshapes; i++)
-        json_shape(&w, &r->shapes[i]);
+        json_shape(&w, r, &r->shapes[i]);
     jw_close(&w, ']');
     jw_close(&w, '}');
     fputc('\n', f);
@@ -769,4 +858,21 @@ void kp_print_md(FILE *f, const kp_result *r)
     if (r->nwarn > nw)
         fprintf(f, "- (%d more warnings not shown)\n", r->nwarn - nw);
     fprintf(f, "\nseed `%" PRIu64 "`\n", r->seed);
+}
+
+/* ===== for the other printers (report_priv.h) ============================ */
+
+void kp_report_titles(const kp_result *r, char cells[KP_REPORT_NCOLS][KP_REPORT_CELL])
+{
+    col_titles(r, cells);
+}
+
+void kp_report_row(const kp_result *r, const kp_shape_result *sr, char cells[KP_REPORT_NCOLS][KP_REPORT_CELL])
+{
+    row_cells(r, sr, cells);
+}
+
+size_t kp_report_utf8_seq(const unsigned char *p, size_t left)
+{
+    return utf8_seq(p, left);
 }

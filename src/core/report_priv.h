@@ -1,0 +1,20 @@
+/* report_priv.h: what report.c shares with the other printers of a
+ * result (report_html.c), so that every format shows the same cells. */
+#ifndef KP_REPORT_PRIV_H
+#define KP_REPORT_PRIV_H
+
+#include <stddef.h>
+
+#include "kproof/kproof.h"
+
+#define KP_REPORT_NCOLS 11 /* the table's columns, shape .. baseline */
+#define KP_REPORT_CELL 192 /* bytes per cell */
+
+/* Column titles, and one shape's row, as the console table has them
+ * (control characters already replaced). */
+void kp_report_titles(const kp_result *r, char cells[KP_REPORT_NCOLS][KP_REPORT_CELL]);
+void kp_report_row(const kp_result *r, const kp_shape_result *sr, char cells[KP_REPORT_NCOLS][KP_REPORT_CELL]);
+/* Length of the valid UTF-8 sequence at p, 0 when it is not one. */
+size_t kp_report_utf8_seq(const unsigned char *p, size_t left);
+
+#endif
