@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "core/host_api.h"
+#include "kproof/limits.h"
 
 #define MAX_PART 4         /* candidate + up to 3 baselines */
 #define SAMPLE_CHUNKS 64   /* chunks fetched to check a large timed output */
@@ -1101,6 +1102,57 @@ static int parent_floor(ctx *c, part *p, double median, const kp_shape *sh, iset
 static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *sets, int nsets,
                          kp_shape_result *sr);
 
+/* Speed of light. With the device's datasheet limits (kproof/limits.h):
+ * a median below min_bytes / HBM bandwidth, or below the FLOPs over the
+ * fastest unit that could do them, is physically impossible (REJECTED);
+ * a median faster than the measured copy rate or library (cuBLAS) rate
+ * allows, by more than its own interval, is possible and suspicious: PASS
+ * with a warning that names the margin. Without datasheet limits (the
+ * host, an unknown GPU) the measured rates with a margin decide: 1.25x on
+ * CUDA (a read-only kernel streams a little faster than a copy, and the
+ * arithmetic ceiling is taken as 1.3x cuBLAS), 2x on the host, whose
+ * caches are large and shared. */
+static void speed_of_light(ctx *c, const kp_shape *sh, kp_shape_result *sr, const double *t, int n) {
+    double med = sr->cand.median;
+    if (!(med > 0)) return;
+    const kp_limits *lim = kp_limits_for(c->r->env.gpu);
+    double phys = c->o->backend == KP_BACKEND_CUDA ? kp_limits_floor_s(lim, c->op, sh) : 0;
+    if (phys > 0) {
+        if (med < phys) {
+            decide(sr, KP_REJECTED, "speed-of-light",
+                   "the median %.3g s is %.2fx faster than this device can physically go (%.3g s: %s, %.0f GB/s "
+                   "HBM, FLOPs at the fastest unit that could do them): the time is not real",
+                   med, phys / med, phys, lim->source, lim->hbm_gbs);
+            return;
+        }
+        double meas = 0;
+        const char *what = "the measured copy rate";
+        if (c->calib.copy_gbs > 0) meas = c->op->min_bytes(sh) / (c->calib.copy_gbs * 1e9);
+        double lib = 0;
+        if (strcmp(c->op->family, "matmul") == 0)
+            lib = c->op->dtype == KP_BF16 ? c->calib.gemm_bf16_gflops : c->calib.gemm_f32_gflops;
+        if (lib > 0 && c->op->flops(sh) / (lib * 1e9) > meas) {
+            meas = c->op->flops(sh) / (lib * 1e9);
+            what = "the measured cuBLAS rate";
+        }
+        double half = kp_rel_halfwidth(t, n, 2);
+        if (meas > 0 && med * (1 + half) < meas) {
+            char st[64];
+            kp_shape_format(sh, st, sizeof st);
+            kp_result_warn(c->r, "%s: %.1f%% faster than %s allows (%.3g s against %.3g s), within the physical "
+                           "limit (%.3g s): possible, but worth a second look",
+                           st, 100 * (meas / med - 1), what, med, meas, phys);
+        }
+        return;
+    }
+    double margin = c->o->backend == KP_BACKEND_CUDA ? 1.25 : 2.0;
+    if (sr->cand.sol_time > 0 && med * margin < sr->cand.sol_time)
+        decide(sr, KP_REJECTED, "speed-of-light",
+               "the median %.3g s is %.1fx faster than the speed of light of this device (%.3g s at the "
+               "measured peaks): physically impossible, so the time is not real",
+               med, sr->cand.sol_time / med, sr->cand.sol_time);
+}
+
 /* The timing phase holds the device from the first upload to the last
  * sample and the parent-clock batches: no other kproof process runs
  * anything on it meanwhile. The first pass's input sets are built before
@@ -1269,12 +1321,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
          * plainer evidence. The parent-side clock belongs to two flaws: a
          * harness that times the launch has none, and neither has one that
          * trusts whatever the process reports. */
-        double margin = c->o->backend == KP_BACKEND_CUDA ? 1.25 : 2.0;
-        if (!FLAW(c, KP_FLAW_WEAK_BASE) && sr->cand.sol_time > 0 && sr->cand.median * margin < sr->cand.sol_time)
-            decide(sr, KP_REJECTED, "speed-of-light",
-                   "the median %.3g s is %.1fx faster than the speed of light of this device (%.3g s at the "
-                   "measured peaks): physically impossible, so the time is not real",
-                   sr->cand.median, sr->cand.sol_time / sr->cand.median, sr->cand.sol_time);
+        if (!FLAW(c, KP_FLAW_WEAK_BASE)) speed_of_light(c, sh, sr, parts[0].t, parts[0].n);
         if (!FLAW(c, KP_FLAW_WEAK_BASE) && !FLAW(c, KP_FLAW_LAUNCH) && sr->verdict == KP_PASS &&
             parent_floor(c, &parts[0], sr->cand.median, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
             if (sr->cand.parent_floor > 0 && sr->cand.median < 0.5 * sr->cand.parent_floor)
