@@ -231,6 +231,16 @@ static void print_matrix(FILE *f, row *rows, int nr, int md) {
     }
 }
 
+/* Which columns a row runs in. An honest pattern is a false-positive test:
+ * the rigorous column only. A cheat that fools no flaw (resource abuse:
+ * hang, crash, flood, ...) meets guards that no flaw switches off, so its
+ * flaw columns would repeat the rigorous one: naive and rigorous only. */
+static int runs_in(const row *r, int m) {
+    if (r->pattern) return m == NMODES - 1;
+    if (r->exploit && !strcmp(r->fools, "none")) return m == 0 || m == NMODES - 1;
+    return 1;
+}
+
 static int reading(FILE *f, row *rows, int nr, const char *pre) {
     int problems = 0, caught = 0, fooled = 0, nexp = 0, honest_ok = 0, nhonest = 0, unfinished = 0;
     for (int i = 0; i < nr; i++) {
@@ -269,7 +279,7 @@ static int reading(FILE *f, row *rows, int nr, const char *pre) {
         }
         int any = 0;
         for (int m = 1; m < NMODES - 1; m++)
-            if (believed(r->v[m])) any = 1;
+            if (runs_in(r, m) && believed(r->v[m])) any = 1;
         if (any) fooled++;
         else if (strcmp(r->fools, "none") != 0) {
             problems++;
@@ -329,7 +339,7 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
                            "\"expect\": \"%s\", \"cells\": [",
                         rows[i].op, rows[i].exploit ? "true" : "false", rows[i].fools, rows[i].caught, rows[i].expect);
                 for (int m = 0; m < NMODES; m++) {
-                    if (rows[i].pattern && m != NMODES - 1)
+                    if (!runs_in(&rows[i], m))
                         fprintf(f, "%s{\"verdict\": null, \"text\": ", m ? ", " : "");
                     else
                         fprintf(f, "%s{\"verdict\": \"%s\", \"text\": ", m ? ", " : "", kp_verdict_name(rows[i].v[m]));
@@ -362,7 +372,7 @@ typedef struct demo_cfg {
 static void run_cell(const demo_cfg *g, row *r, int m) {
     /* An honest pattern is a false-positive test: it has nothing to show
      * in the naive columns, and the demo's time goes where it shows. */
-    if (r->pattern && m != NMODES - 1) {
+    if (!runs_in(r, m)) {
         r->v[m] = KP_PASS;
         snprintf(r->cell[m], sizeof r->cell[m], "-");
         return;
@@ -678,8 +688,9 @@ int kp_cli_demo(int argc, char **argv) {
     print_matrix(stdout, rows, nr, 0);
     printf("\n");
     for (int i = 0; i < nr; i++)
-        if (rows[i].pattern) {
-            printf("-: not run (honest patterns kept beside the cheats run in the rigorous column only)\n");
+        if (rows[i].pattern || (rows[i].exploit && !strcmp(rows[i].fools, "none"))) {
+            printf("-: not run (honest patterns kept beside the cheats run in the rigorous column only; cheats "
+                   "that fool no flaw meet guards no flaw switches off, so they run naive and rigorous only)\n");
             break;
         }
     int problems = reading(stdout, rows, nr, "");
