@@ -378,6 +378,8 @@ void kp_result_warn(kp_result *r, const char *fmt, ...);
 
 /* ===== 6. printers ======================================================= */
 
+/* Per shape they also show the SOL score, headroom and regime, derived
+ * from the result's own data (kproof/worth.h, docs/worth-it.md). */
 void kp_print_table(FILE *f, const kp_result *r);   /* for people */
 void kp_print_json(FILE *f, const kp_result *r);    /* schema KP_SCHEMA_VERSION */
 void kp_print_md(FILE *f, const kp_result *r);
