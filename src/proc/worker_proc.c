@@ -23,6 +23,7 @@
 
 #include "core/host_api.h"
 #include "proc/cleanup.h"
+#include "proc/sandbox.h"
 
 #define LOG_TAIL 4096
 
@@ -312,9 +313,13 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
         free(w);
         return KP_WK_SYS;
     }
+    int sb[2] = {-1, -1}; /* the sandbox's report, until exec */
+    if (pipe2(sb, O_CLOEXEC)) sb[0] = sb[1] = -1;
+    kp_sb_protect(bin_dir());
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
+        if (sb[0] >= 0) close(sb[0]), close(sb[1]);
         unlink(so_copy);
         rmdir(w->tmpdir);
         kp_cleanup_drop(w->slot);
@@ -337,12 +342,36 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
         unsetenv("KPROOF_ROOT");
         unsetenv("KPROOF_BIN_DIR");
         unsetenv("XDG_CACHE_HOME");
+        char *args[] = {exe, a_in, a_out, (char *)o->op, so_copy, NULL};
+        if (kp_sb_enabled() && sb[1] >= 0) {
+            /* The executable by descriptor: the sandbox's private tmp may
+             * hide the folder it is in. */
+            int exe_fd = open(exe, O_PATH | O_CLOEXEC);
+            setenv("TMPDIR", w->tmpdir, 1);
+            kp_sb_spec s;
+            memset(&s, 0, sizeof s);
+            s.kind = o->backend == KP_BACKEND_CUDA ? KP_SB_CUDA_WORKER : KP_SB_HOST_WORKER;
+            s.stage = w->tmpdir;
+            /* The CUDA driver maps huge virtual ranges: no address-space
+             * limit there. */
+            s.as_limit = o->backend == KP_BACKEND_HOST ? o->mem_limit : 0;
+            s.fsize_limit = (int64_t)256 << 20;
+            s.cpu_limit_s = 3600;
+            s.keep[0] = fd_in;
+            s.keep[1] = fd_out;
+            s.keep[2] = exe_fd;
+            s.keep[3] = -1;
+            if (kp_sb_enter(&s, sb[1])) _exit(125);
+            if (exe_fd >= 0) fexecve(exe_fd, args, environ);
+            kp_sb_exec_failed(sb[1], exe, errno);
+            _exit(127);
+        }
         if (o->mem_limit > 0) {
             struct rlimit rl = {(rlim_t)o->mem_limit, (rlim_t)o->mem_limit};
             setrlimit(RLIMIT_AS, &rl);
         }
         /* dup2'd fds are not close-on-exec; everything else of ours is. */
-        execl(exe, exe, a_in, a_out, o->op, so_copy, (char *)NULL);
+        execv(exe, args);
         _exit(127);
     }
     setpgid(pid, pid);
@@ -357,6 +386,15 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
     fcntl(w->log, F_SETFL, O_NONBLOCK);
     signal(SIGPIPE, SIG_IGN);
     *out = w;
+    if (sb[0] >= 0) {
+        close(sb[1]);
+        int src = kp_sb_enabled() ? kp_sb_collect(sb[0], o->start_timeout_s, err, errlen) : 0;
+        close(sb[0]);
+        if (src) { /* the harness's fault, not the candidate's */
+            kill_group(w);
+            return KP_WK_SYS;
+        }
+    }
     if (write_all(w->req, &w->token, sizeof w->token)) {
         snprintf(err, errlen, "cannot write to the worker");
         return finish_error(w, KP_WK_DIED, err, errlen, o->start_timeout_s);
