@@ -252,7 +252,12 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
 /* A worker's start (its CUDA context, its first allocations) under the
  * device lock too: another process's memory guard must not see it. */
 int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, size_t errlen) {
-    kp_devlock_hold(1);
+    if (kp_devlock_hold(1)) {
+        kp_devlock_hold(0);
+        *out = NULL;
+        snprintf(err, errlen, "%s", kp_devlock_error());
+        return KP_WK_SYS;
+    }
     int rc = start_locked(o, out, hello, err, errlen);
     kp_devlock_hold(0);
     return rc;
@@ -425,7 +430,11 @@ int kp_wk_call(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const vo
         describe_death(w, err, errlen);
         return KP_WK_DIED;
     }
-    kp_devlock_hold(1);
+    if (kp_devlock_hold(1)) {
+        kp_devlock_hold(0);
+        snprintf(err, errlen, "%s", kp_devlock_error());
+        return KP_WK_SYS;
+    }
     int rc = call_locked(w, type, req, reqlen, extra, extralen, rep, repcap, replen, timeout_s, err, errlen);
     kp_devlock_hold(0);
     return rc;
