@@ -214,17 +214,27 @@ static int build_view(const kp_sb_spec *s, int *view_ok, const char **why, int *
          * builds) out of sight; the private folder is bound back below. */
         char base[PATH_MAX] = "";
         if (s->stage) dirname_of(s->stage, base, sizeof base);
-        const char *tmps[3] = {"/tmp", base[0] ? base : NULL, s->kind == KP_SB_HOST_WORKER ? "/dev/shm" : NULL};
+        const char *tmps[3] = {base[0] && strcmp(base, "/tmp") ? base : NULL, "/tmp",
+                               s->kind == KP_SB_HOST_WORKER ? "/dev/shm" : NULL};
         for (int i = 0; i < 3; i++) {
             struct stat st;
-            if (!tmps[i] || (i == 1 && !strcmp(tmps[1], "/tmp")) || stat(tmps[i], &st) || !S_ISDIR(st.st_mode))
-                continue;
+            if (!tmps[i] || stat(tmps[i], &st) || !S_ISDIR(st.st_mode)) continue;
             if (mount("tmpfs", tmps[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=256m")) ro = 0;
         }
         if (s->stage) {
             char from[64];
             snprintf(from, sizeof from, "/proc/self/fd/%d", stage_fd);
-            mkdir(s->stage, 0700); /* in the new tmp; EEXIST where none was mounted */
+            /* Its path again, inside the new tmp (where a tmp over its
+             * folder's parent hid it). */
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s", s->stage);
+            for (char *c = path + 1; *c; c++)
+                if (*c == '/') {
+                    *c = 0;
+                    mkdir(path, 0755);
+                    *c = '/';
+                }
+            mkdir(s->stage, 0700);
             if (mount(from, s->stage, NULL, MS_BIND, NULL) || remount_rw(s->stage)) {
                 *why = "binding the private folder into the sandbox";
                 *why_errno = errno;
@@ -532,7 +542,7 @@ int kp_sb_enter(const kp_sb_spec *s, int status_fd) {
         int why_errno = 0;
         int rc = build_view(s, &view_ok, &why, &why_errno);
         if (rc < 0) {
-            put_report(status_fd, missing, 1, "sandbox: %s%s failed: %s", why, why_errno);
+            put_report(status_fd, missing, 1, "sandbox: %s failed: %s", why, why_errno);
             return -1;
         }
     }
