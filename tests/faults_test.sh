@@ -181,7 +181,7 @@ fi
 # An eval that holds the device (a call that hangs for 3 s), its lock file
 # removed under it: a second eval still waits for it.
 FAULT_TAG="kpf-$$-hang" "$K" eval "$S/exploits/host/hang.c" --op softmax --shape 33x100 --correctness --quiet \
-    --timeout 4 >/dev/null 2>&1 &
+    --timeout 3 >/dev/null 2>&1 &
 hp=$!
 for i in $(seq 100); do # until its worker runs (the hanging call follows at once)
     for p in $(tagged "kpf-$$-hang"); do [ "$(cat /proc/$p/comm 2>/dev/null)" != kproof ] && break 2; done

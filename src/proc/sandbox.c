@@ -5,8 +5,10 @@
  *      machine refuses the set), map our ids to an unprivileged id;
  *   2. in the new mount namespace: the view read-only, a private tmp, the
  *      child's own folder bound back in writable;
- *   3. with a pid namespace, fork: this process stays outside as the
- *      keeper, the target is pid 1 inside and mounts its /proc;
+ *   3. fork: this process stays outside as the keeper; with a pid
+ *      namespace the child is its pid 1, mounts its /proc and forks the
+ *      target, then reaps orphans and tells the keeper how the target
+ *      ended;
  *   4. in the target: rlimits, the parent-death signal, every other fd
  *      closed, capabilities dropped, no_new_privs, the seccomp filter
  *      last (everything before it needs calls it forbids).
@@ -463,9 +465,13 @@ static void keeper_signal(int sig) {
     _exit(128 + sig);
 }
 
-_Noreturn static void keep(pid_t target) {
+/* Waits for the target (or pid 1 of its namespace, which writes the
+ * target's wait status on status_rd) and ends as the target did. */
+_Noreturn static void keep(pid_t target, int status_rd) {
     /* Anything that ends kproof ends the target: PDEATHSIG (set by the
-     * caller) and the usual signals kill the whole group. */
+     * caller) and the usual signals kill the whole group. A name of its
+     * own: it is a copy of kproof, not kproof. */
+    prctl(PR_SET_NAME, "kproof-keeper", 0, 0, 0);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = keeper_signal;
@@ -479,6 +485,11 @@ _Noreturn static void keep(pid_t target) {
     setrlimit(RLIMIT_CORE, &core);
     int st = 0;
     while (waitpid(target, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (status_rd >= 0) {
+        int inner = 0;
+        fcntl(status_rd, F_SETFL, O_NONBLOCK);
+        if (read(status_rd, &inner, sizeof inner) == (ssize_t)sizeof inner) st = inner;
     }
     if (WIFEXITED(st)) _exit(WEXITSTATUS(st));
     int sig = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
@@ -548,6 +559,8 @@ int kp_sb_enter(const kp_sb_spec *s, int status_fd) {
     }
     if (!view_ok) missing |= KP_SBD_MNTNS;
     if (pidns) {
+        int stp[2]; /* pid 1 tells the keeper how the target ended */
+        if (pipe2(stp, O_CLOEXEC)) stp[0] = stp[1] = -1;
         pid_t t = fork();
         if (t < 0) {
             put_report(status_fd, missing, 1, "sandbox: fork into the pid namespace%s failed: %s", "", errno);
@@ -555,13 +568,39 @@ int kp_sb_enter(const kp_sb_spec *s, int status_fd) {
         }
         if (t > 0) {
             close(status_fd); /* the target's exec closes its copy: EOF for the parent */
-            int none[1] = {-1};
-            close_others(none, 0);
-            keep(t);
+            int keepfd[1] = {stp[0]};
+            close_others(keepfd, 1);
+            keep(t, stp[0]);
         }
-        /* pid 1 of its namespace: dies with the keeper; a /proc of its own. */
+        /* pid 1 of the namespace: a /proc of its own, then an init that
+         * reaps orphans and reports the target's end. The target is not
+         * pid 1 itself: pid 1 ignores the signals it sends itself
+         * (raise, abort), and a crash must stay a crash. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        prctl(PR_SET_NAME, "kproof-init", 0, 0, 0);
         if (!mntns || mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) missing |= KP_SBD_PROC;
+        pid_t w = fork();
+        if (w < 0) {
+            put_report(status_fd, missing, 1, "sandbox: fork of the target%s failed: %s", "", errno);
+            return -1;
+        }
+        if (w > 0) {
+            close(status_fd);
+            int keepfd[1] = {stp[1]};
+            close_others(keepfd, 1);
+            int st = 0;
+            for (;;) {
+                pid_t r = waitpid(-1, &st, 0);
+                if (r == w) break;
+                if (r < 0 && errno != EINTR) _exit(125);
+            }
+            ssize_t n;
+            do n = write(stp[1], &st, sizeof st);
+            while (n < 0 && errno == EINTR);
+            _exit(0); /* and the kernel ends whatever else is in the namespace */
+        }
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with pid 1 */
+        if (stp[1] >= 0) close(stp[1]), close(stp[0]);
     } else {
         /* No pid namespace: a keeper all the same, so that what the
          * target leaves in its group dies when kproof does. */
@@ -574,7 +613,7 @@ int kp_sb_enter(const kp_sb_spec *s, int status_fd) {
             close(status_fd);
             int none[1] = {-1};
             close_others(none, 0);
-            keep(t);
+            keep(t, -1);
         }
         pid_t keeper = getppid();
         prctl(PR_SET_PDEATHSIG, SIGKILL);

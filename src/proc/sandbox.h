@@ -9,9 +9,10 @@
  *   user namespace   ids mapped to an unprivileged id inside: no
  *                    capability survives exec; the others can be made
  *                    without privilege
- *   pid namespace    the target is pid 1 of its own: it cannot see or
- *                    signal kproof or anything outside, and everything it
- *                    starts dies with it (a private /proc shows only them)
+ *   pid namespace    the target runs under a small init (pid 1) of its
+ *                    own: it cannot see or signal kproof or anything
+ *                    outside, and everything it starts dies with it (a
+ *                    private /proc shows only them)
  *   network ns       no network device but a down loopback
  *   mount namespace  the filesystem read-only (host backend, compiler) or
  *                    the cache, tree and result folders read-only (cuda),

@@ -360,7 +360,7 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
             /* The CUDA driver maps huge virtual ranges: no address-space
              * limit there. */
             s.as_limit = o->backend == KP_BACKEND_HOST ? o->mem_limit : 0;
-            s.fsize_limit = (int64_t)64 << 20; /* no file of a worker needs more */
+            s.fsize_limit = (int64_t)16 << 20; /* no file of a worker needs more */
             s.cpu_limit_s = 3600;
             s.keep[0] = fd_in;
             s.keep[1] = fd_out;

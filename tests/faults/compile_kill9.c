@@ -6,8 +6,8 @@
  * kill9: 1
  *
  * The runner kills kproof with SIGKILL while cc1 expands this bomb, and
- * checks that no compiler process is left. Defence: the compiler is pid 1
- * of a pid namespace under a keeper that dies with kproof (without the
+ * checks that no compiler process is left. Defence: the compiler runs in
+ * a pid namespace under a keeper that dies with kproof (without the
  * namespace, the keeper kills the compiler's group).
  */
 #define A0 x x x x x x x x x x

@@ -7,9 +7,10 @@
  * At load, before HELLO, the worker forks a child that forks again and
  * exits: the grandchild sleeps for a minute, reparented away from the
  * worker. The runner checks that nothing with its tag is alive once
- * kproof has exited. Defence: the worker is pid 1 of a pid namespace, so
- * the grandchild is its child and dies with it; without a namespace it
- * stays in the worker's process group, which kproof kills.
+ * kproof has exited. Defence: the grandchild is reparented to pid 1 of
+ * the worker's pid namespace, and the namespace ends with the worker;
+ * without a namespace it stays in the worker's process group, which
+ * kproof kills.
  */
 #include "fault.h"
 

@@ -4,7 +4,7 @@
  * exit: 0
  * check: -
  *
- * Defence: RLIMIT_FSIZE (64 MiB a file) stops the write; SIGXFSZ is
+ * Defence: RLIMIT_FSIZE (16 MiB a file) stops the write; SIGXFSZ is
  * ignored here so that the write fails instead of killing the worker.
  */
 #include "fault.h"
@@ -18,12 +18,12 @@ static void fault_attempt(void) {
     if (fd < 0) return;
     static char buf[1 << 20];
     long long total = 0;
-    for (int i = 0; i < 80; i++) {
+    for (int i = 0; i < 24; i++) {
         ssize_t n = write(fd, buf, sizeof buf);
         if (n <= 0) break;
         total += n;
     }
     close(fd);
     unlink(p);
-    if (total >= 80ll << 20) fault_report("wrote 80 MiB");
+    if (total >= 24ll << 20) fault_report("wrote 24 MiB");
 }

@@ -4,10 +4,10 @@
  * exit: 3
  * check: build
  * detail: build timed out
- * env: KPROOF_BUILD_TIMEOUT=2
+ * env: KPROOF_BUILD_TIMEOUT=1
  *
  * Defence: the compiler's wall clock is bounded (KPROOF_BUILD_TIMEOUT,
- * default 120 s for the host compiler, here 2 s), its whole group killed
+ * default 120 s for the host compiler, here 1 s), its whole group killed
  * after it, and its memory is bounded too.
  */
 #define A0 x x x x x x x x x x

@@ -5,8 +5,8 @@
  * check: -
  * needs: private /proc
  *
- * Defence: a pid namespace with a /proc of its own: the worker is pid 1
- * and sees only what it started.
+ * Defence: a pid namespace with a /proc of its own: the worker is pid 2
+ * under its init and sees only those two and what it started.
  */
 #include "fault.h"
 

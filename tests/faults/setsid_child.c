@@ -5,7 +5,7 @@
  * check: -
  *
  * A child that leaves the worker's process group is out of reach of a
- * group kill. Defence: in a pid namespace it dies with pid 1 whatever its
+ * group kill. Defence: in a pid namespace it dies with the namespace whatever its
  * group; without one, the seccomp filter refuses setsid and setpgid.
  */
 #include "fault.h"

@@ -4,8 +4,8 @@
  * exit: 0
  * check: -
  *
- * Defence: in a pid namespace the worker is pid 1 and getppid() is 0, and
- * kproof is not in sight; without one, the seccomp filter lets a worker
+ * Defence: in a pid namespace the worker's parent is the namespace's pid
+ * 1 (which ignores signals from inside), and kproof is not in sight; without one, the seccomp filter lets a worker
  * signal only itself and its own group.
  */
 #include "fault.h"
