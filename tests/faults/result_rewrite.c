@@ -13,7 +13,9 @@
  */
 #include "fault.h"
 
-static void fault_attempt(void) {
+/* At load: a child started inside a call would be caught by the thread
+ * count; this one must be caught by its death. */
+__attribute__((constructor)) static void spawn(void) {
     pid_t k = fault_find_kproof();
     if (!k) return;
     char p[64], cmd[4096];
@@ -34,3 +36,5 @@ static void fault_attempt(void) {
     }
     _exit(0);
 }
+
+static void fault_attempt(void) {}
