@@ -273,15 +273,17 @@ if [ "$(uname -s)" = Linux ]; then
 fi
 # Interrupted while compiling: a compiler that makes its output and then
 # waits, with a child of its own, is ended, group and all, and its output
-# (not yet renamed into the cache) is removed.
+# (in the compiler's own folder, not yet moved into the cache) is removed.
+# The child is found by its unique command line: inside the compiler's pid
+# namespace its pid means nothing out here.
 d=$(mktemp -d /tmp/kpi.XXXXXX)
+nap=$((3000 + RANDOM % 1000))
 printf '%s\n' '#!/bin/sh' \
     '[ "$1" = --version ] && { echo "slowcc 1.0"; exit 0; }' \
     'out=' \
     'while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done' \
     ': >"$out"' \
-    'sleep 300 &' \
-    'echo $! >"$(dirname "$0")/sleep.pid"' \
+    "sleep $nap &" \
     'wait' >"$d/slowcc"
 chmod +x "$d/slowcc"
 set -m
@@ -289,15 +291,16 @@ CC="$d/slowcc" KPROOF_CACHE="$d/cache" TMPDIR=$d "$K" eval "$S/tests/candidates/
     --no-baseline --quiet >"$T/int.out" 2>"$T/int.err" &
 pid=$!
 set +m
-for i in $(seq 300); do [ -s "$d/sleep.pid" ] && break; sleep 0.1; done
-check "build: the compiler was making its output" [ -n "$(ls "$d"/cache/*.tmp 2>/dev/null)" ]
+napper=""
+for i in $(seq 300); do napper=$(pgrep -f "^sleep $nap\$"); [ -n "$napper" ] && break; sleep 0.1; done
+check "build: the compiler was making its output" [ -n "$(ls "$d"/kproof-b-*/out.so 2>/dev/null)" ]
 kill -TERM -- -"$pid"
 wait "$pid"
 rc=$?
 check "build: the eval exits 143" [ $rc -eq 143 ]
 check "build: no compiler survives" gone "$d/slowcc"
-check "build: nor the compiler's child" died "$(cat "$d/sleep.pid" 2>/dev/null)"
-check "build: its output is removed" [ -z "$(ls "$d"/cache/*.tmp 2>/dev/null)" ]
+check "build: nor the compiler's child" died "$napper"
+check "build: its output is removed" [ -z "$(ls -d "$d"/kproof-b-* "$d"/cache/*.tmp 2>/dev/null)" ]
 rm -rf "$d"
 # A demo's rows run in processes of their own (--jobs 2): SIGTERM to the
 # demo alone ends them too, and each takes its workers and folders along.

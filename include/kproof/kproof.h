@@ -368,7 +368,13 @@ typedef struct kp_result {
     double lock_wait_s, lock_held_s;
     int nwarn;
     char warn[8][200];
+    /* Where the candidate ran (filled by the caller of kp_eval, which
+     * started the sandboxes): 0 not recorded, then KP_SANDBOX_*. */
+    int sandbox;
+    int nsandbox_missing;
+    char sandbox_missing[8][96]; /* "pid namespace: it sees other processes, ..." */
 } kp_result;
+enum { KP_SANDBOX_FULL = 1, KP_SANDBOX_PARTIAL = 2, KP_SANDBOX_OFF = 3 };
 
 /* Runs the whole protocol. Returns 0 when a verdict was reached (whatever
  * it is), negative when the harness itself failed (err says why). */

@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "core/host_api.h"
 #include "proc/cleanup.h"
+#include "proc/sandbox.h"
 
 #define MAX_ROWS 64
 #define NMODES (KP_NFLAWS + 2)
@@ -206,6 +207,28 @@ static int writable(const char *flag, const char *path) {
     return 1;
 }
 
+/* Where the rows' candidates ran: every missing defence named. */
+static void print_sandbox(FILE *f, int as_json) {
+    kp_sb_probe();
+    unsigned m = kp_sb_missing();
+    if (as_json) {
+        fprintf(f, ", \"sandbox\": {\"state\": \"%s\", \"missing\": [", !kp_sb_enabled() ? "off" : m ? "partial" : "complete");
+        int first = 1;
+        for (unsigned b = 1; b & KP_SBD_ALL; b <<= 1)
+            if (m & b) fprintf(f, "%s\"%s\"", first ? "" : ", ", kp_sb_defence_name(b)), first = 0;
+        fprintf(f, "]}");
+        return;
+    }
+    if (!m) {
+        fprintf(f, "sandbox: complete (user, pid, network, mount and ipc namespaces, seccomp, no_new_privs, rlimits)\n");
+        return;
+    }
+    fprintf(f, "sandbox: NOT SANDBOXED in full, missing:");
+    for (unsigned b = 1; b & KP_SBD_ALL; b <<= 1)
+        if (m & b) fprintf(f, " %s (%s);", kp_sb_defence_name(b), kp_sb_defence_gap(b));
+    fprintf(f, "\n");
+}
+
 static void print_matrix(FILE *f, row *rows, int nr, int md) {
     if (md) {
         fprintf(f, "| candidate | op |");
@@ -317,6 +340,8 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
             print_matrix(f, rows, nr, 1);
             fprintf(f, "\n");
             reading(f, rows, nr, "");
+            fprintf(f, "\n");
+            print_sandbox(f, 0);
             fclose(f);
         } else {
             fprintf(stderr, "kproof demo: cannot write %s: %s\n", mdfile, strerror(errno));
@@ -329,6 +354,7 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
             fprintf(f, "{\"schema\": %d, \"tool\": \"kproof demo\", \"backend\": \"%s\", \"gpu\": ", KP_SCHEMA_VERSION,
                     kp_backend_name(be));
             kp_json_str(f, env->gpu);
+            print_sandbox(f, 1);
             fprintf(f, ", \"modes\": [");
             for (int m = 0; m < NMODES; m++) fprintf(f, "%s\"%s\"", m ? ", " : "", mode_name(m));
             fprintf(f, "], \"rows\": [");
@@ -694,6 +720,8 @@ int kp_cli_demo(int argc, char **argv) {
             break;
         }
     int problems = reading(stdout, rows, nr, "");
+    printf("\n");
+    print_sandbox(stdout, 0);
     write_files(mdfile, json, &env, be, rows, nr, 1);
     if (write_failed) return KP_EXIT_INTERNAL;
     return problems ? 1 : 0;

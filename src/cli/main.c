@@ -6,12 +6,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "core/host_api.h"
 #include "kp_config.h"
+#include "proc/sandbox.h"
+
+static int g_stdout_closed; /* fd 1 was closed when kproof started */
+static int g_out_used;      /* the result went to --out FILE */
 
 /* ---- help ---------------------------------------------------------------------- */
 
@@ -48,6 +53,10 @@ static const cmd_help HELP[] = {
      "                     unaudited; without tracing kproof never prints a plain PASS)\n"
      "  --seed N           master seed (default: from the OS; printed for reproduction)\n"
      "  --json | --md      print the result as JSON (schema 1) or markdown instead of a table\n"
+     "  --out FILE         write the result to FILE (through a temporary file and a rename)\n"
+     "                     instead of stdout\n"
+     "  --no-sandbox       run the worker and the compiler as plain processes (reported in the\n"
+     "                     result; builds go to a cache of their own): see docs/sandbox.md\n"
      "  --quiet            no progress lines on stderr\n\n"
      "Exit status: 0 PASS, 1 WRONG, 2 REJECTED, 3 ERROR, 4 NOISY, 64 bad usage or input,\n"
      "70 the harness itself failed."},
@@ -146,11 +155,31 @@ static int cmd_help_run(int argc, char **argv) {
 
 /* ---- argument helpers ---------------------------------------------------------- */
 
+/* Plain decimal: digits, one point, an exponent; no sign, space, hex,
+ * inf or nan (strtod takes all of them). */
+static int decimal_syntax(const char *s) {
+    const char *p = s;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9') p++, digits++;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9') p++, digits++;
+    }
+    if (!digits) return 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) return 0;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    return *p == 0;
+}
+
 int kp_cli_parse_double(const char *flag, const char *s, double lo, double hi, double *out) {
     char *end = NULL;
     errno = 0;
-    double v = strtod(s, &end);
-    if (errno || !end || *end || !(v >= lo && v <= hi)) {
+    double v = decimal_syntax(s) ? strtod(s, &end) : 0;
+    if (!decimal_syntax(s) || errno || !end || *end || !(v >= lo && v <= hi)) {
         fprintf(stderr, "kproof: %s expects a number in [%g, %g], got '%s'\n", flag, lo, hi, s);
         return -1;
     }
@@ -386,6 +415,121 @@ static int parse_shape_sets(const char *v, int *bits) {
     return 0;
 }
 
+/* Which defences the run had, for every printer. */
+static void record_sandbox(kp_result *r) {
+    if (!kp_sb_enabled()) {
+        r->sandbox = KP_SANDBOX_OFF;
+        return;
+    }
+    unsigned m = kp_sb_missing();
+    r->sandbox = m ? KP_SANDBOX_PARTIAL : KP_SANDBOX_FULL;
+    r->nsandbox_missing = 0;
+    for (unsigned b = 1; (b & KP_SBD_ALL) && r->nsandbox_missing < 8; b <<= 1)
+        if (m & b)
+            snprintf(r->sandbox_missing[r->nsandbox_missing++], sizeof r->sandbox_missing[0], "%s: %s",
+                     kp_sb_defence_name(b), kp_sb_defence_gap(b));
+}
+
+static void dir_of(const char *path, char *dir, size_t len) {
+    snprintf(dir, len, "%s", path);
+    char *s = strrchr(dir, '/');
+    if (!s) snprintf(dir, len, ".");
+    else if (s == dir) dir[1] = 0;
+    else *s = 0;
+}
+
+/* --out FILE: its folder takes a new file (checked before the run, not
+ * after it); no sandboxed child may write there. */
+static int out_writable(const char *path) {
+    char dir[PATH_MAX], probe[PATH_MAX + 32];
+    dir_of(path, dir, sizeof dir);
+    snprintf(probe, sizeof probe, "%s/.kproof-out-XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        fprintf(stderr, "kproof eval: --out %s: cannot write in %s: %s\n", path, dir, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    unlink(probe);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "kproof eval: --out %s is not a regular file\n", path);
+        return -1;
+    }
+    kp_sb_protect(dir);
+    return 0;
+}
+
+/* The result, whole or not at all: a temporary file beside FILE, synced,
+ * then renamed over it. */
+static int write_result(const char *path, const kp_result *r, int json, int md, char *why, size_t len) {
+    char dir[PATH_MAX], tmp[PATH_MAX + 32];
+    dir_of(path, dir, sizeof dir);
+    snprintf(tmp, sizeof tmp, "%s/.kproof-out-XXXXXX", dir);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(why, len, "%s", strerror(errno));
+        return -1;
+    }
+    fchmod(fd, 0644);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        snprintf(why, len, "%s", strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    if (json) kp_print_json(f, r);
+    else if (md) kp_print_md(f, r);
+    else kp_print_table(f, r);
+    int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
+    int e = errno;
+    if (fclose(f) != 0 && !bad) bad = 1, e = errno;
+    if (!bad && rename(tmp, path) != 0) bad = 1, e = errno;
+    if (bad) {
+        snprintf(why, len, "%s", strerror(e));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t mem_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb > 0 ? (int64_t)kb << 10 : kp_host_mem_bytes();
+}
+
+/* A shape the parent cannot even hold once (its inputs, its output and,
+ * where the check compares every element, the float64 reference and
+ * tolerances) is refused before anything is allocated. */
+static int fits_memory(const kp_op *op, const kp_shape *shapes, int n) {
+    double avail = (double)mem_available(), total = (double)kp_host_mem_bytes();
+    for (int i = 0; i < n; i++) {
+        double data = 0, ref = 0;
+        for (int b = 0; b < op->nbufs; b++) {
+            double e = (double)op->buf_elems(&shapes[i], b);
+            data += e * (double)kp_dtype_size(op->bufs[b].dtype);
+            if (op->bufs[b].output && !op->check) ref += 16 * e;
+        }
+        if (data + ref > avail) {
+            char st[64];
+            kp_shape_format(&shapes[i], st, sizeof st);
+            fprintf(stderr,
+                    "kproof eval: --shape %s needs at least %.1f GiB of host memory (inputs and output %.1f GiB, "
+                    "float64 reference %.1f GiB); this machine has %.1f GiB available of %.1f GiB\n",
+                    st, (data + ref) / 1073741824.0, data / 1073741824.0, ref / 1073741824.0, avail / 1073741824.0,
+                    total / 1073741824.0);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int cmd_eval(int argc, char **argv) {
     kp_eval_opts o;
     kp_eval_opts_default(&o);
@@ -394,6 +538,8 @@ static int cmd_eval(int argc, char **argv) {
     const char *file = NULL, *opname = NULL, *dtype = NULL, *backend = NULL, *dist = NULL;
     const char *shape_text[16];
     int json = 0, md = 0, budget_set = 0, target_set = 0, protocol_set = 0, flaw_set = 0, sets_set = 0;
+    int no_sandbox = 0;
+    const char *out_file = NULL;
     const char *seen[16];
     int nseen = 0;
     for (int i = 0; i < argc; i++) {
@@ -402,7 +548,7 @@ static int cmd_eval(int argc, char **argv) {
 /* A value follows; an option that takes one value may come once (a second
  * one silently winning would be a different run than the one asked for). */
 #define NEEDV()                                                            \
-    if (!v) {                                                              \
+    if (!v || !*v) {                                                       \
         fprintf(stderr, "kproof eval: %s needs a value\n", a);             \
         return KP_EXIT_USAGE;                                              \
     }                                                                      \
@@ -484,6 +630,8 @@ static int cmd_eval(int argc, char **argv) {
         else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--md")) md = 1;
         else if (!strcmp(a, "--quiet")) o.progress = 0;
+        else if (!strcmp(a, "--no-sandbox")) no_sandbox = 1;
+        else if (!strcmp(a, "--out")) { NEEDV() out_file = v; }
         else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "kproof eval: unknown option '%s' (kproof help eval)\n", a);
             return KP_EXIT_USAGE;
@@ -566,7 +714,31 @@ static int cmd_eval(int argc, char **argv) {
      * within 5 s per shape. */
     if (o.backend == KP_BACKEND_HOST && !budget_set) o.stop.budget_s = 5;
     if (o.backend == KP_BACKEND_HOST && !target_set) o.stop.target = 0.03;
+    if (fits_memory(o.op, o.shapes, o.nshapes)) return KP_EXIT_USAGE;
+    if (out_file && out_writable(out_file)) return KP_EXIT_USAGE;
+    if (g_stdout_closed && !out_file) {
+        fprintf(stderr, "kproof eval: standard output is closed: the result would be lost (pass --out FILE)\n");
+        return KP_EXIT_INTERNAL;
+    }
     o.candidate = file;
+    static char cache_off[PATH_MAX];
+    if (no_sandbox) {
+        /* A candidate run without a sandbox could write the cache: its
+         * builds go where sandboxed runs never look. */
+        kp_sb_disable();
+        snprintf(cache_off, sizeof cache_off, "%s/unsandboxed", o.cache_dir);
+        o.cache_dir = cache_off;
+        if (o.progress) fprintf(stderr, "kproof: --no-sandbox: the candidate runs with kproof's user, files and processes in reach\n");
+    } else {
+        kp_sb_probe();
+        unsigned m = kp_sb_missing();
+        if (m && o.progress) {
+            fprintf(stderr, "kproof: the sandbox is incomplete on this machine, missing:");
+            for (unsigned b = 1; b & KP_SBD_ALL; b <<= 1)
+                if (m & b) fprintf(stderr, " %s;", kp_sb_defence_name(b));
+            fprintf(stderr, " see docs/sandbox.md\n");
+        }
+    }
     kp_result r;
     char err[1024] = "";
     kp_devlock_announce(o.progress);
@@ -575,10 +747,19 @@ static int cmd_eval(int argc, char **argv) {
         kp_result_free(&r);
         return KP_EXIT_INTERNAL;
     }
-    if (json) kp_print_json(stdout, &r);
+    record_sandbox(&r);
+    int code = kp_cli_exit_code(r.verdict);
+    if (out_file) {
+        char why[300];
+        g_out_used = 1;
+        if (write_result(out_file, &r, json, md, why, sizeof why)) {
+            fprintf(stderr, "kproof eval: cannot write the result to %s: %s\n", out_file, why);
+            kp_result_free(&r);
+            return KP_EXIT_INTERNAL;
+        }
+    } else if (json) kp_print_json(stdout, &r);
     else if (md) kp_print_md(stdout, &r);
     else kp_print_table(stdout, &r);
-    int code = kp_cli_exit_code(r.verdict);
     /* ERROR from the harness itself (no memory for inputs, no cache
      * directory, no compiler) says nothing about the candidate: 70, as
      * for any harness failure, with the result still printed. */
@@ -595,6 +776,7 @@ static int cmd_eval(int argc, char **argv) {
 static void standard_fds(void) {
     for (int fd = 0; fd <= 2; fd++)
         if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+            if (fd == 1) g_stdout_closed = 1;
             int nf = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
             if (nf >= 0 && nf != fd) close(nf); /* lower fds were open: nothing to fill */
         }
@@ -603,13 +785,23 @@ static void standard_fds(void) {
 static int run(int argc, char **argv);
 
 int main(int argc, char **argv) {
+    /* Nothing of the same user reads this process's memory, environment
+     * or fds through /proc, or attaches to it (the references live here). */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     standard_fds();
     int code = run(argc, argv);
     /* A result that never reached stdout (a full disk, a closed pipe) is
      * not a success. */
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "kproof: cannot write the result to standard output: %s\n", strerror(errno));
-        if (code == 0 || code == 1 || code == 2 || code == 3 || code == 4) code = KP_EXIT_INTERNAL;
+    int verdict_code = code == 0 || code == 1 || code == 2 || code == 3 || code == 4;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (fclose(stdout) != 0 && !bad) bad = 1, e = errno;
+    if (bad) {
+        fprintf(stderr, "kproof: cannot write the result to standard output: %s\n", strerror(e));
+        if (verdict_code) code = KP_EXIT_INTERNAL;
+    } else if (g_stdout_closed && verdict_code && !g_out_used) {
+        fprintf(stderr, "kproof: standard output is closed: the result was lost\n");
+        code = KP_EXIT_INTERNAL;
     }
     return code;
 }
@@ -621,6 +813,11 @@ static int run(int argc, char **argv) {
         return KP_EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    for (int i = 1; i < argc; i++)
+        if (!argv[i][0]) {
+            fprintf(stderr, "kproof: argument %d is empty (kproof help)\n", i);
+            return KP_EXIT_USAGE;
+        }
     int n = argc - 2;
     char **rest = argv + 2;
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) return cmd_help_run(n, rest);

@@ -57,7 +57,10 @@ double kp_wall_s(void); /* monotonic seconds */
  * (0 ok, -1 none: then nothing is locked); hold(1)/hold(0) take and give
  * it, re-entrant. kp_wk_call, kp_wk_start and kp_wk_stop hold it. */
 int kp_devlock_open_backend(kp_backend be);
-void kp_devlock_hold(int on);
+/* hold(1) returns -1 when the lock could not be had within its bound
+ * (kp_devlock_error says who holds it); hold(0) must follow all the same. */
+int kp_devlock_hold(int on);
+const char *kp_devlock_error(void);
 /* on: say once on stderr when this process first waits for the lock
  * (kproof eval; the demo's rows wait for each other by design). */
 void kp_devlock_announce(int on);

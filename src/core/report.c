@@ -444,11 +444,33 @@ static int shown_warnings(const kp_result *r)
 
 /* ===== console table ===================================================== */
 
+/* One line on where the candidate ran; every missing defence named. */
+static void print_sandbox(FILE *f, const kp_result *r, const char *bullet)
+{
+    if (r->sandbox == KP_SANDBOX_FULL) {
+        fprintf(f, "\n%ssandbox: complete (user, pid, network, mount and ipc namespaces, seccomp, no_new_privs, "
+                   "rlimits)\n", bullet);
+    } else if (r->sandbox == KP_SANDBOX_OFF) {
+        fprintf(f, "\n%ssandbox: NOT SANDBOXED (--no-sandbox): the candidate ran with kproof's user, files and "
+                   "processes in reach\n", bullet);
+    } else if (r->sandbox == KP_SANDBOX_PARTIAL) {
+        fprintf(f, "\n%ssandbox: NOT SANDBOXED in full, missing:", bullet);
+        for (int i = 0; i < r->nsandbox_missing && i < 8; i++) {
+            fputs(i ? "; " : " ", f);
+            put_text(f, r->sandbox_missing[i], sizeof r->sandbox_missing[i], NULL);
+        }
+        fputc('\n', f);
+    }
+}
+
 void kp_print_table(FILE *f, const kp_result *r)
 {
     if (!f || !r)
         return;
-    fprintf(f, "kproof %s: ", kp_verdict_name(r->verdict));
+    fprintf(f, "kproof %s%s: ", kp_verdict_name(r->verdict),
+            r->verdict == KP_PASS && (r->sandbox == KP_SANDBOX_PARTIAL || r->sandbox == KP_SANDBOX_OFF)
+                ? " (not sandboxed)"
+                : "");
     put_text(f, str_or_dash(r->candidate), sizeof r->candidate, NULL);
     fprintf(f, " | op %s | backend %s | protocol ", op_name(r), kp_backend_name(r->backend));
     put_text(f, str_or_dash(r->protocol), sizeof r->protocol, NULL);
@@ -533,6 +555,7 @@ void kp_print_table(FILE *f, const kp_result *r)
         }
     }
 
+    print_sandbox(f, r, "");
     int nw = shown_warnings(r);
     if (nw > 0)
         fputc('\n', f);
@@ -722,6 +745,17 @@ void kp_print_json(FILE *f, const kp_result *r)
     jw_num(&w, "wait_s", r->lock_wait_s);
     jw_num(&w, "held_s", r->lock_held_s);
     jw_close(&w, '}');
+    if (r->sandbox) {
+        static const char *state[] = {"", "complete", "partial", "off"};
+        jw_open(&w, "sandbox", '{');
+        jw_str(&w, "state", state[r->sandbox >= 1 && r->sandbox <= 3 ? r->sandbox : 0]);
+        jw_bool(&w, "sandboxed", r->sandbox == KP_SANDBOX_FULL);
+        jw_open(&w, "missing", '[');
+        for (int i = 0; i < r->nsandbox_missing && i < 8; i++)
+            jw_strn(&w, NULL, r->sandbox_missing[i]);
+        jw_close(&w, ']');
+        jw_close(&w, '}');
+    }
 
     const kp_env *e = &r->env;
     jw_open(&w, "env", '{');
@@ -847,6 +881,7 @@ void kp_print_md(FILE *f, const kp_result *r)
         md_text(f, sr->detail[0] ? sr->detail : "(no detail)", sizeof sr->detail);
         fputc('\n', f);
     }
+    print_sandbox(f, r, "- ");
     int nw = shown_warnings(r);
     if (nw > 0)
         fputc('\n', f);

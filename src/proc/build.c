@@ -1,10 +1,13 @@
 /* build.c: compiling candidates, paths, and the calibration cache.
  *
  * A candidate is compiled with fixed flags into a shared object named by
- * a hash of (its content, the flags, the compiler's version line), so an
- * edit, a flag change or a compiler upgrade each give a fresh build and an
- * unchanged file is never rebuilt. The compiler runs without a shell, in
- * a process group of its own that dies with us (cleanup.h). */
+ * a hash of (its content, the flags, the compiler's version line, and the
+ * content of every file the compiler read), so an edit of the file or of
+ * a header it includes, a flag change or a compiler upgrade each give a
+ * fresh build and an unchanged one is never rebuilt. The compiler runs
+ * without a shell, in its sandbox (sandbox.h) with bounded memory, time
+ * and output, in a process group of its own that dies with us
+ * (cleanup.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +24,7 @@
 
 #include "core/host_api.h"
 #include "proc/cleanup.h"
+#include "proc/sandbox.h"
 
 #ifndef KP_SOURCE_ROOT
 #define KP_SOURCE_ROOT "."
@@ -121,78 +125,304 @@ uint64_t kp_file_hash(const char *path) {
     return h;
 }
 
-/* Runs argv, capturing stdout+stderr (tail) into out. Returns the exit
- * status, or -1 if it could not run, -2 on timeout. `slot` (cleanup.h)
- * gets the child's group while it runs. */
-static int run_capture(char *const argv[], char *out, size_t outlen, double timeout_s, int slot) {
-    int p[2];
+/* What the candidate's compiler may use: its memory (cc1 on a macro bomb
+ * or an included /dev/zero grows by gigabytes a second), its time, its
+ * files and what it prints. */
+typedef struct build_limits {
+    int64_t as;      /* RLIMIT_AS of each compiler process */
+    int64_t fsize;   /* RLIMIT_FSIZE */
+    double time_s;   /* wall clock, then the whole group is killed */
+    int64_t output;  /* bytes of messages, then the same */
+} build_limits;
+
+enum { RUN_NOEXEC = -1, RUN_TIMEOUT = -2, RUN_SANDBOX = -3, RUN_FLOOD = -4, RUN_SIGNAL = -5 };
+
+/* Runs argv, capturing stdout+stderr (tail) into out, stdin from
+ * /dev/null. Returns the exit status, or RUN_*. `slot` (cleanup.h) gets
+ * the child's group while it runs. With `stage`, the child runs in the
+ * compiler's sandbox (sandbox.h), writing only that folder. */
+static int run_capture(char *const argv[], char *out, size_t outlen, const build_limits *lim, int slot,
+                       const char *stage) {
+    int p[2], sb[2] = {-1, -1};
     if (outlen) out[0] = 0;
-    if (pipe(p)) return -1;
+    if (pipe2(p, O_CLOEXEC)) return RUN_NOEXEC;
+    int boxed = stage && kp_sb_enabled();
+    if (boxed && pipe2(sb, O_CLOEXEC)) boxed = 0;
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
         close(p[1]);
-        return -1;
+        if (boxed) close(sb[0]), close(sb[1]);
+        return RUN_NOEXEC;
     }
     if (pid == 0) {
         setpgid(0, 0);
         kp_die_with_parent(parent, SIGKILL);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0); /* #include "/dev/stdin" reads nothing */
         dup2(p[1], 1);
         dup2(p[1], 2);
-        close(p[0]);
-        close(p[1]);
-        execvp(argv[0], argv);
+        if (boxed) {
+            setenv("TMPDIR", stage, 1); /* the compiler's temporaries, in its own folder */
+            kp_sb_spec s;
+            memset(&s, 0, sizeof s);
+            s.kind = KP_SB_COMPILER;
+            s.stage = stage;
+            s.as_limit = lim->as;
+            s.fsize_limit = lim->fsize;
+            s.cpu_limit_s = (int)lim->time_s + 5;
+            s.keep[0] = s.keep[1] = s.keep[2] = s.keep[3] = -1;
+            if (kp_sb_enter(&s, sb[1])) _exit(125);
+            execvp(argv[0], argv);
+            kp_sb_exec_failed(sb[1], argv[0], errno);
+        } else {
+            execvp(argv[0], argv);
+        }
         fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     setpgid(pid, pid); /* as the child does: whichever runs first */
     kp_cleanup_group(slot, pid);
     close(p[1]);
+    if (boxed) {
+        close(sb[1]);
+        int rc = kp_sb_collect(sb[0], 30, out, outlen);
+        close(sb[0]);
+        if (rc) {
+            kill(-pid, SIGKILL);
+            close(p[0]);
+            waitpid(pid, NULL, 0);
+            kp_cleanup_group(slot, 0);
+            return RUN_SANDBOX;
+        }
+    }
     size_t used = 0;
+    int64_t total = 0;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    double deadline = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + timeout_s;
-    int timed_out = 0;
+    double deadline = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + lim->time_s;
+    int stopped = 0;
     for (;;) {
         clock_gettime(CLOCK_MONOTONIC, &ts);
         double left = deadline - ((double)ts.tv_sec + ts.tv_nsec * 1e-9);
         if (left <= 0) {
-            timed_out = 1;
+            stopped = RUN_TIMEOUT;
             kill(-pid, SIGKILL);
             break;
         }
         struct pollfd fd = {p[0], POLLIN, 0};
-        int pr = poll(&fd, 1, 500);
+        int pr = poll(&fd, 1, left > 0.5 ? 500 : (int)(left * 1000) + 1);
         if (pr < 0 && errno == EINTR) continue;
         if (pr <= 0) continue;
         char buf[4096];
         ssize_t n = read(p[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
+        total += n;
         for (ssize_t i = 0; i < n; i++) {
             if (used + 1 < outlen) out[used++] = buf[i];
         }
         if (outlen) out[used] = 0;
+        if (total > lim->output) {
+            stopped = RUN_FLOOD;
+            kill(-pid, SIGKILL);
+            break;
+        }
     }
     close(p[0]);
     int st = 0;
-    waitpid(pid, &st, 0);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    kill(-pid, SIGKILL); /* whatever it left in its group */
     kp_cleanup_group(slot, 0);
-    if (timed_out) return -2;
-    if (WIFEXITED(st)) return WEXITSTATUS(st) == 127 ? -1 : WEXITSTATUS(st);
-    return -1;
+    if (stopped) return stopped;
+    if (WIFEXITED(st)) return WEXITSTATUS(st) == 127 ? RUN_NOEXEC : WEXITSTATUS(st);
+    return RUN_SIGNAL;
 }
 
 /* The first line of `cc --version`, for the cache key. */
 static uint64_t compiler_key(const char *cc) {
     char out[512];
     char *argv[] = {(char *)cc, (char *)"--version", NULL};
+    build_limits lim = {0, 0, 30, 1 << 20};
     int slot = kp_cleanup_add(NULL, NULL);
-    int rc = run_capture(argv, out, sizeof out, 30, slot);
+    int rc = run_capture(argv, out, sizeof out, &lim, slot, NULL);
     kp_cleanup_drop(slot);
     if (rc != 0) return 0;
     out[strcspn(out, "\n")] = 0;
     return fnv_more(0xcbf29ce484222325ull, out, strlen(out));
+}
+
+/* ---- what a build was made from ----------------------------------------------- *
+ * The compiler's dependency output (-MD -MF) lists every file it read. The
+ * cache keeps, per (source, flags, compiler), the list of the last build
+ * (a manifest), and names each build by a hash of those files' contents:
+ * an edited header is a new build, a header edited back an old one. Each
+ * build has its content hash beside it, checked on every reuse. */
+
+#define DEPS_MAX (4 << 20)
+
+/* Parses a make rule "target: dep dep \\\n dep" into absolute paths, one
+ * per line, in `list` (malloc'ed). 0 ok. */
+static int parse_depfile(const char *path, char **list) {
+    *list = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    char *text = malloc(DEPS_MAX + 1);
+    char *outb = malloc(DEPS_MAX + PATH_MAX);
+    if (!text || !outb) {
+        free(text);
+        free(outb);
+        fclose(f);
+        return -1;
+    }
+    size_t n = fread(text, 1, DEPS_MAX, f);
+    fclose(f);
+    text[n] = 0;
+    char *p = strstr(text, ": ");
+    if (!p) p = strstr(text, ":\n");
+    size_t used = 0;
+    int rc = p ? 0 : -1;
+    if (p) p += 1;
+    while (p && *p && rc == 0) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || (*p == '\\' && (p[1] == '\n' || p[1] == '\r')))
+            p++;
+        if (!*p) break;
+        char tok[PATH_MAX];
+        size_t t = 0;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+            if (*p == '\\' && (p[1] == ' ' || p[1] == '#' || p[1] == '\\')) p++;
+            else if (*p == '$' && p[1] == '$') p++;
+            else if (*p == '\\' && (p[1] == '\n' || p[1] == '\r')) break;
+            if (t + 1 < sizeof tok) tok[t++] = *p;
+            p++;
+        }
+        tok[t] = 0;
+        if (!t) continue;
+        char real[PATH_MAX];
+        const char *use = realpath(tok, real) ? real : tok;
+        size_t l = strlen(use);
+        if (used + l + 2 > (size_t)DEPS_MAX) {
+            rc = -1;
+            break;
+        }
+        memcpy(outb + used, use, l);
+        used += l;
+        outb[used++] = '\n';
+    }
+    free(text);
+    outb[used] = 0;
+    if (rc) free(outb);
+    else *list = outb;
+    return rc;
+}
+
+/* key0 and the contents of every listed file -> the build's name. -1 when
+ * a file is not a plain file (a device, /proc): such a build is never
+ * reused. */
+static int deps_key(uint64_t key0, const char *list, uint64_t *key) {
+    uint64_t h = fnv_more(0xcbf29ce484222325ull, &key0, sizeof key0);
+    const char *p = list;
+    while (p && *p) {
+        size_t l = strcspn(p, "\n");
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%.*s", (int)l, p);
+        p += l + (p[l] == '\n');
+        if (!path[0]) continue;
+        struct stat st;
+        if (!strncmp(path, "/proc/", 6) || !strncmp(path, "/sys/", 5) || !strncmp(path, "/dev/", 5) ||
+            stat(path, &st) || !S_ISREG(st.st_mode))
+            return -1;
+        uint64_t fh = kp_file_hash(path);
+        h = fnv_more(h, path, strlen(path) + 1);
+        h = fnv_more(h, &fh, sizeof fh);
+    }
+    *key = h;
+    return 0;
+}
+
+static char *read_small(const char *path, size_t max) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *b = malloc(max + 1);
+    size_t n = b ? fread(b, 1, max, f) : 0;
+    int more = b && fgetc(f) != EOF;
+    fclose(f);
+    if (!b || more) {
+        free(b);
+        return NULL;
+    }
+    b[n] = 0;
+    return b;
+}
+
+/* Writes `text` to `path` through a temporary file and a rename. */
+static int write_atomic(const char *path, const void *text, size_t n) {
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return -1;
+    int bad = fwrite(text, 1, n, f) != n;
+    if (fclose(f) || bad || rename(tmp, path)) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static int copy_atomic(const char *from, const char *to) {
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", to, (int)getpid());
+    FILE *a = fopen(from, "rb");
+    if (!a) return -1;
+    FILE *b = fopen(tmp, "wb");
+    if (!b) {
+        fclose(a);
+        return -1;
+    }
+    char buf[65536];
+    size_t n;
+    int bad = 0;
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0)
+        if (fwrite(buf, 1, n, b) != n) bad = 1;
+    fclose(a);
+    if (fclose(b) || bad || rename(tmp, to)) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* A build in the cache, and its content hash beside it: both as written. */
+static int build_intact(const char *so) {
+    char sum[PATH_MAX + 8];
+    snprintf(sum, sizeof sum, "%s.sum", so);
+    char *text = read_small(sum, 64);
+    if (!text) return 0;
+    unsigned long long want = strtoull(text, NULL, 16);
+    free(text);
+    return kp_file_exists(so) && want && kp_file_hash(so) == (uint64_t)want;
+}
+
+static double env_seconds(const char *name, double dflt) {
+    const char *v = getenv(name);
+    char *end = NULL;
+    double x = v && *v ? strtod(v, &end) : 0;
+    return v && *v && end && !*end && x > 0 && x <= 86400 ? x : dflt;
+}
+
+static void rm_stage(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
 }
 
 int kp_build(kp_backend backend, const char *src, const char *root, const char *cache_dir, char *so_path,
@@ -204,11 +434,20 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
         return -2;
     }
     fclose(f);
+    char hdr[PATH_MAX];
+    snprintf(hdr, sizeof hdr, "%s/include/kproof/kernel.h", root);
+    if (!kp_file_exists(hdr)) {
+        snprintf(log, loglen, "%s is not a kproof tree (no include/kproof/kernel.h there): set KPROOF_ROOT to the "
+                              "kproof source folder", root);
+        return -2;
+    }
+    kp_sb_protect(root);
     char inc[PATH_MAX];
     snprintf(inc, sizeof inc, "-I%s/include", root);
     const char *cc;
-    char *argv[32];
+    char *argv[40];
     int n = 0;
+    build_limits lim;
     if (backend == KP_BACKEND_HOST) {
         cc = getenv("CC");
         if (!cc || !*cc) cc = "cc";
@@ -222,6 +461,9 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
         argv[n++] = (char *)"-Wall";
         argv[n++] = (char *)"-x";
         argv[n++] = (char *)"c";
+        lim.as = (int64_t)2 << 30;
+        lim.fsize = (int64_t)256 << 20;
+        lim.time_s = env_seconds("KPROOF_BUILD_TIMEOUT", 120);
     } else {
         cc = getenv("NVCC");
         if (!cc || !*cc) cc = "nvcc";
@@ -239,14 +481,16 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
         argv[n++] = (char *)"arch=compute_90a,code=sm_90a";
         argv[n++] = (char *)"-x";
         argv[n++] = (char *)"cu";
+        lim.as = (int64_t)8 << 30; /* per process: nvcc, cicc, ptxas each */
+        lim.fsize = (int64_t)2 << 30;
+        lim.time_s = env_seconds("KPROOF_BUILD_TIMEOUT", 600);
     }
+    lim.output = (int64_t)8 << 20;
     argv[n++] = inc;
     int flags_end = n;
     uint64_t key = kp_file_hash(src);
     for (int i = 1; i < flags_end; i++) key = fnv_more(key, argv[i], strlen(argv[i]) + 1);
     /* The candidate's one header is part of what it is built from. */
-    char hdr[PATH_MAX];
-    snprintf(hdr, sizeof hdr, "%s/include/kproof/kernel.h", root);
     key ^= kp_file_hash(hdr) * 0x9E3779B97F4A7C15ull;
     if (backend == KP_BACKEND_HOST) {
         /* -march=native means "this CPU": a cache shared between machines
@@ -268,13 +512,56 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
         snprintf(log, loglen, "cannot create the cache directory %s: %s", cache_dir, strerror(errno));
         return -2;
     }
-    snprintf(so_path, so_len, "%s/%s-%016llx.so", cache_dir, kp_backend_name(backend), (unsigned long long)key);
-    if (kp_file_exists(so_path)) return 0;
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", so_path, (int)getpid());
+    kp_sb_protect(cache_dir);
+    const char *be = kp_backend_name(backend);
+    char manifest[PATH_MAX];
+    snprintf(manifest, sizeof manifest, "%s/%s-%016llx.deps", cache_dir, be, (unsigned long long)key);
+    /* A cache that candidates could write (no sandbox here) is not reused. */
+    if (kp_sb_cache_trusted()) {
+        char *list = read_small(manifest, DEPS_MAX);
+        uint64_t k1;
+        if (list && deps_key(key, list, &k1) == 0) {
+            snprintf(so_path, so_len, "%s/%s-%016llx.so", cache_dir, be, (unsigned long long)k1);
+            if (build_intact(so_path)) {
+                free(list);
+                return 0;
+            }
+        }
+        free(list);
+    }
+    /* The compiler writes only a folder of its own; the parent moves the
+     * build into the cache. */
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/.kproof-write-XXXXXX", cache_dir);
+    int pfd = mkstemp(probe);
+    if (pfd < 0) {
+        snprintf(log, loglen, "the cache directory %s is not writable: %s (set KPROOF_CACHE to another)", cache_dir,
+                 strerror(errno));
+        return -2;
+    }
+    close(pfd);
+    unlink(probe);
+    const char *tmpd = getenv("TMPDIR");
+    char stage[PATH_MAX];
+    snprintf(stage, sizeof stage, "%s/kproof-b-XXXXXX", tmpd && *tmpd && tmpd[0] == '/' ? tmpd : "/tmp");
+    char out_so[PATH_MAX + 16], depf[PATH_MAX + 16];
+    kp_cleanup_defer(1);
+    char *made = mkdtemp(stage);
+    snprintf(out_so, sizeof out_so, "%s/out.so", stage);
+    snprintf(depf, sizeof depf, "%s/out.d", stage);
+    int slot = made ? kp_cleanup_add(out_so, stage) : -1;
+    kp_cleanup_defer(0);
+    if (!made) {
+        snprintf(log, loglen, "cannot make a build folder in %s: %s", tmpd && *tmpd ? tmpd : "/tmp",
+                 strerror(errno));
+        return -2;
+    }
+    argv[n++] = (char *)"-MD";
+    argv[n++] = (char *)"-MF";
+    argv[n++] = depf;
     argv[n++] = (char *)src;
     argv[n++] = (char *)"-o";
-    argv[n++] = tmp;
+    argv[n++] = out_so;
     if (backend == KP_BACKEND_HOST) {
         argv[n++] = (char *)"-lpthread";
         argv[n++] = (char *)"-lm";
@@ -282,22 +569,53 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
         argv[n++] = (char *)"-lcublas";
     }
     argv[n] = NULL;
-    int slot = kp_cleanup_add(tmp, NULL); /* before the compiler makes it */
-    int rc = run_capture(argv, log, loglen, 600, slot);
+    int rc = run_capture(argv, log, loglen, &lim, slot, stage);
     int ret = 0;
-    if (rc == -1) {
+    if (rc == RUN_NOEXEC) {
         snprintf(log, loglen, "cannot run the compiler '%s'", cc);
         ret = -2;
-    } else if (rc == -2) {
-        snprintf(log, loglen, "the compiler ran for over 600 s and was stopped");
+    } else if (rc == RUN_SANDBOX) {
+        ret = -2; /* log says why */
+    } else if (rc == RUN_TIMEOUT) {
+        snprintf(log, loglen, "build timed out: the compiler ran for over %.0f s and was stopped (KPROOF_BUILD_TIMEOUT)",
+                 lim.time_s);
+        ret = -1;
+    } else if (rc == RUN_FLOOD) {
+        snprintf(log, loglen, "the compiler printed over %lld MiB and was stopped", (long long)(lim.output >> 20));
+        ret = -1;
+    } else if (rc == RUN_SIGNAL) {
+        size_t u = strlen(log);
+        snprintf(log + u, loglen > u ? loglen - u : 0, "\nthe compiler was killed (its limits: %lld MiB of memory, %.0f s)",
+                 (long long)(lim.as >> 20), lim.time_s);
         ret = -1;
     } else if (rc != 0) {
+        if (strstr(log, "out of memory") || strstr(log, "virtual memory exhausted")) {
+            size_t u = strlen(log);
+            snprintf(log + u, loglen > u ? loglen - u : 0, "\nthe compiler hit its memory limit (%lld MiB)",
+                     (long long)(lim.as >> 20));
+        }
         ret = -1;
-    } else if (rename(tmp, so_path)) {
-        snprintf(log, loglen, "cannot move the build into the cache: %s", strerror(errno));
-        ret = -2;
     }
-    if (ret) unlink(tmp);
+    if (ret == 0) {
+        char *list = NULL;
+        uint64_t k1 = 0;
+        /* No dependency output: the key of the source and flags alone. */
+        if (!kp_file_exists(depf)) list = calloc(1, 1);
+        else parse_depfile(depf, &list);
+        int reusable = list && deps_key(key, list, &k1) == 0;
+        if (!reusable) k1 = kp_entropy_seed(); /* read a device or /proc: built again every time */
+        snprintf(so_path, so_len, "%s/%s-%016llx.so", cache_dir, be, (unsigned long long)k1);
+        char sum[PATH_MAX + 8], hex[32];
+        snprintf(sum, sizeof sum, "%s.sum", so_path);
+        snprintf(hex, sizeof hex, "%016llx\n", (unsigned long long)kp_file_hash(out_so));
+        if (copy_atomic(out_so, so_path) || write_atomic(sum, hex, strlen(hex)) ||
+            (reusable && write_atomic(manifest, list, strlen(list)))) {
+            snprintf(log, loglen, "cannot move the build into the cache %s: %s", cache_dir, strerror(errno));
+            ret = -2;
+        }
+        free(list);
+    }
+    rm_stage(stage);
     kp_cleanup_drop(slot);
     return ret;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/host_api.h"
+#include "proc/sandbox.h"
 
 int kp_trusted_start(kp_backend be, const char *root, const char *cache, kp_wk **w, char *err, size_t len) {
     char src[PATH_MAX], so[PATH_MAX], log[2048];
@@ -43,7 +44,9 @@ int kp_device_facts(kp_wk *w, const char *cache, int force, kp_env *e, kp_calib_
     if (kp_wk_call(w, KP_MSG_ENV, NULL, 0, NULL, 0, e, sizeof *e, &got, 60, err, len)) return -1;
     char key[200];
     kp_device_key(e, key, sizeof key);
-    if (!force && kp_calib_load(cache, key, c) == 0) return 0;
+    /* A cache that a candidate could have written (no read-only view
+     * here) is measured again rather than believed. */
+    if (!force && kp_sb_cache_trusted() && kp_calib_load(cache, key, c) == 0) return 0;
     if (kp_wk_call(w, KP_MSG_CALIBRATE, NULL, 0, NULL, 0, c, sizeof *c, &got, 600, err, len)) return -1;
     if (measured) *measured = 1;
     if (kp_calib_save(cache, key, c)) snprintf(err, len, "cannot write the calibration cache in %s", cache);

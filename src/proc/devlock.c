@@ -8,20 +8,28 @@
  * allocations. The parent's CPU work (inputs, references, checks) runs
  * outside the lock, which is what lets processes overlap at all.
  * Re-entrant within a process (a count). Without a lock file (no /tmp, or
- * another user's file), nothing is locked, and stderr says so. */
+ * another user's file), nothing is locked, and stderr says so.
+ * A wait is bounded (KPROOF_LOCK_TIMEOUT, default 600 s) and names the
+ * holder's pid; the lock is re-validated by inode once taken, and backed
+ * by an abstract socket name, so removing the lock file while someone
+ * holds it lets nobody in beside them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "core/host_api.h"
 
 static int lock_fd = -1, depth = 0, announce = 0;
-static char lock_path[512];
+static char lock_path[512], lock_key[128];
 
 void kp_devlock_announce(int on) { announce = on; }
 static double wait_total, held_total, held_since;
@@ -58,6 +66,7 @@ static int kp_devlock_open(const char *key) {
     snprintf(path, sizeof path, "%s/kproof-device-%s.lock", (tmp && *tmp) ? tmp : "/tmp", safe);
     mode_t old = umask(0);
     snprintf(lock_path, sizeof lock_path, "%s", path);
+    snprintf(lock_key, sizeof lock_key, "%s", safe);
     lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     umask(old);
     if (lock_fd < 0) {
@@ -70,35 +79,154 @@ static int kp_devlock_open(const char *key) {
     return 0;
 }
 
-void kp_devlock_hold(int on) {
-    if (lock_fd < 0) return;
-    if (on) {
-        if (depth++ == 0) {
-            int rc = flock(lock_fd, LOCK_EX | LOCK_NB);
-            if (rc != 0 && errno == EWOULDBLOCK) { /* someone else has it: wait, and count the wait */
-                static int said;
-                if (announce && !said++)
+/* The holder of the lock on our file, from /proc/locks (0: not found). */
+static long lock_holder(void) {
+    struct stat st;
+    if (lock_fd < 0 || fstat(lock_fd, &st)) return 0;
+    FILE *f = fopen("/proc/locks", "r");
+    if (!f) return 0;
+    char line[256];
+    long pid = 0;
+    while (!pid && fgets(line, sizeof line, f)) {
+        char kind[16], mode[16];
+        long p;
+        unsigned maj, min;
+        unsigned long long ino;
+        char *l = strchr(line, ':');
+        if (!l || strstr(line, "->")) continue; /* a waiter, not a holder */
+        if (sscanf(l + 1, " %15s %*s %15s %ld %x:%x:%llu", kind, mode, &p, &maj, &min, &ino) == 6 &&
+            !strcmp(kind, "FLOCK") && ino == (unsigned long long)st.st_ino && makedev(maj, min) == st.st_dev)
+            pid = p;
+    }
+    fclose(f);
+    return pid;
+}
+
+/* Our lock file is still the one its path names (nobody removed or
+ * replaced it while we waited on it). */
+static int lock_file_current(void) {
+    struct stat a, b;
+    return fstat(lock_fd, &a) == 0 && stat(lock_path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/* A second claim on the device that no file operation can remove: an
+ * abstract socket name, freed by the kernel when its holder dies. A
+ * process that locked a lock file since removed still holds this one. */
+static int claim_fd = -1;
+static int claim(void) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 1; /* no sockets: the file lock alone */
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "kproof-device-%s", lock_key);
+    if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) == 0) {
+        claim_fd = fd;
+        return 1;
+    }
+    int e = errno;
+    close(fd);
+    return e == EADDRINUSE ? 0 : 1;
+}
+
+static char lock_err[300];
+static int held_ok;
+
+static double lock_timeout(void) {
+    const char *v = getenv("KPROOF_LOCK_TIMEOUT");
+    char *end = NULL;
+    double x = v && *v ? strtod(v, &end) : 0;
+    return v && *v && end && !*end && x > 0 ? x : 600;
+}
+
+/* Takes the lock within KPROOF_LOCK_TIMEOUT seconds (default 600). */
+static int acquire(void) {
+    double t0 = kp_wall_s(), limit = lock_timeout();
+    int said = 0, slept_us = 200;
+    long holder = 0;
+    for (;;) {
+        int rc = flock(lock_fd, LOCK_EX | LOCK_NB);
+        if (rc == 0) {
+            if (!lock_file_current()) { /* removed or replaced: lock what the path names now */
+                flock(lock_fd, LOCK_UN);
+                close(lock_fd);
+                mode_t old = umask(0);
+                lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+                umask(old);
+                if (lock_fd < 0) return -1;
+                continue;
+            }
+            if (claim()) {
+                wait_total += kp_wall_s() - t0;
+                return 0;
+            }
+            flock(lock_fd, LOCK_UN); /* someone holds the device under a removed file */
+        } else if (errno != EWOULDBLOCK && errno != EINTR) {
+            return -1;
+        }
+        double waited = kp_wall_s() - t0;
+        if (!holder || !said) holder = lock_holder();
+        if (!said && waited > 0.5) {
+            said = 1;
+            if (announce) {
+                if (holder)
+                    fprintf(stderr, "kproof: waiting for the device: process %ld holds it (%s)\n", holder, lock_path);
+                else
                     fprintf(stderr, "kproof: waiting for the device: another kproof process holds it (%s)\n",
                             lock_path);
-                double t0 = kp_wall_s();
-                while ((rc = flock(lock_fd, LOCK_EX)) != 0 && errno == EINTR) {
-                }
-                wait_total += kp_wall_s() - t0;
-            }
-            held_since = kp_wall_s();
-            if (rc) { /* cannot lock: say so once, run unlocked */
-                fprintf(stderr, "kproof: the device lock failed (%s): other kproof processes may share the device\n",
-                        strerror(errno));
-                close(lock_fd);
-                lock_fd = -1;
-                depth = 0;
             }
         }
-    } else if (depth > 0 && --depth == 0) {
-        held_total += kp_wall_s() - held_since;
-        flock(lock_fd, LOCK_UN);
+        if (waited > limit) {
+            holder = lock_holder();
+            if (holder)
+                snprintf(lock_err, sizeof lock_err,
+                         "the device lock %s has been held by process %ld for over %.0f s (KPROOF_LOCK_TIMEOUT)",
+                         lock_path, holder, limit);
+            else
+                snprintf(lock_err, sizeof lock_err,
+                         "the device has been held by another kproof process for over %.0f s (%s; KPROOF_LOCK_TIMEOUT)",
+                         limit, lock_path);
+            wait_total += waited;
+            errno = ETIMEDOUT;
+            return -2;
+        }
+        usleep((useconds_t)slept_us);
+        if (slept_us < 5000) slept_us *= 2;
     }
 }
+
+int kp_devlock_hold(int on) {
+    if (lock_fd < 0) return 0;
+    if (on) {
+        if (depth++ == 0) {
+            lock_err[0] = 0;
+            int rc = acquire();
+            held_since = kp_wall_s();
+            held_ok = rc == 0;
+            if (rc == -1) { /* cannot lock: say so once, run unlocked */
+                fprintf(stderr, "kproof: the device lock failed (%s): other kproof processes may share the device\n",
+                        strerror(errno));
+                if (lock_fd >= 0) close(lock_fd);
+                lock_fd = -1;
+                depth = 0;
+                return 0;
+            }
+        }
+        return held_ok ? 0 : -1;
+    }
+    if (depth > 0 && --depth == 0) {
+        held_total += held_ok ? kp_wall_s() - held_since : 0;
+        if (held_ok) {
+            if (claim_fd >= 0) close(claim_fd);
+            claim_fd = -1;
+            flock(lock_fd, LOCK_UN);
+        }
+        held_ok = 0;
+    }
+    return 0;
+}
+
+const char *kp_devlock_error(void) { return lock_err[0] ? lock_err : "the device lock could not be taken"; }
 
 void kp_devlock_times(double *wait_s, double *held_s) {
     *wait_s = wait_total;

@@ -23,6 +23,7 @@
 
 #include "core/host_api.h"
 #include "proc/cleanup.h"
+#include "proc/sandbox.h"
 
 #define LOG_TAIL 4096
 
@@ -251,7 +252,12 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
 /* A worker's start (its CUDA context, its first allocations) under the
  * device lock too: another process's memory guard must not see it. */
 int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, size_t errlen) {
-    kp_devlock_hold(1);
+    if (kp_devlock_hold(1)) {
+        kp_devlock_hold(0);
+        *out = NULL;
+        snprintf(err, errlen, "%s", kp_devlock_error());
+        return KP_WK_SYS;
+    }
     int rc = start_locked(o, out, hello, err, errlen);
     kp_devlock_hold(0);
     return rc;
@@ -312,9 +318,13 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
         free(w);
         return KP_WK_SYS;
     }
+    int sb[2] = {-1, -1}; /* the sandbox's report, until exec */
+    if (pipe2(sb, O_CLOEXEC)) sb[0] = sb[1] = -1;
+    kp_sb_protect(bin_dir());
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
+        if (sb[0] >= 0) close(sb[0]), close(sb[1]);
         unlink(so_copy);
         rmdir(w->tmpdir);
         kp_cleanup_drop(w->slot);
@@ -339,12 +349,36 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
         unsetenv("XDG_CACHE_HOME");
         if (o->untraced) setenv("KPROOF_WORKER_UNTRACED", "1", 1);
         else unsetenv("KPROOF_WORKER_UNTRACED");
+        char *args[] = {exe, a_in, a_out, (char *)o->op, so_copy, NULL};
+        if (kp_sb_enabled() && sb[1] >= 0) {
+            /* The executable by descriptor: the sandbox's private tmp may
+             * hide the folder it is in. */
+            int exe_fd = open(exe, O_PATH | O_CLOEXEC);
+            setenv("TMPDIR", w->tmpdir, 1);
+            kp_sb_spec s;
+            memset(&s, 0, sizeof s);
+            s.kind = o->backend == KP_BACKEND_CUDA ? KP_SB_CUDA_WORKER : KP_SB_HOST_WORKER;
+            s.stage = w->tmpdir;
+            /* The CUDA driver maps huge virtual ranges: no address-space
+             * limit there. */
+            s.as_limit = o->backend == KP_BACKEND_HOST ? o->mem_limit : 0;
+            s.fsize_limit = (int64_t)16 << 20; /* no file of a worker needs more */
+            s.cpu_limit_s = 3600;
+            s.keep[0] = fd_in;
+            s.keep[1] = fd_out;
+            s.keep[2] = exe_fd;
+            s.keep[3] = -1;
+            if (kp_sb_enter(&s, sb[1])) _exit(125);
+            if (exe_fd >= 0) fexecve(exe_fd, args, environ);
+            kp_sb_exec_failed(sb[1], exe, errno);
+            _exit(127);
+        }
         if (o->mem_limit > 0) {
             struct rlimit rl = {(rlim_t)o->mem_limit, (rlim_t)o->mem_limit};
             setrlimit(RLIMIT_AS, &rl);
         }
         /* dup2'd fds are not close-on-exec; everything else of ours is. */
-        execl(exe, exe, a_in, a_out, o->op, so_copy, (char *)NULL);
+        execv(exe, args);
         _exit(127);
     }
     setpgid(pid, pid);
@@ -359,6 +393,15 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
     fcntl(w->log, F_SETFL, O_NONBLOCK);
     signal(SIGPIPE, SIG_IGN);
     *out = w;
+    if (sb[0] >= 0) {
+        close(sb[1]);
+        int src = kp_sb_enabled() ? kp_sb_collect(sb[0], o->start_timeout_s, err, errlen) : 0;
+        close(sb[0]);
+        if (src) { /* the harness's fault, not the candidate's */
+            kill_group(w);
+            return KP_WK_SYS;
+        }
+    }
     if (write_all(w->req, &w->token, sizeof w->token)) {
         snprintf(err, errlen, "cannot write to the worker");
         return finish_error(w, KP_WK_DIED, err, errlen, o->start_timeout_s);
@@ -389,7 +432,11 @@ int kp_wk_call(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const vo
         describe_death(w, err, errlen);
         return KP_WK_DIED;
     }
-    kp_devlock_hold(1);
+    if (kp_devlock_hold(1)) {
+        kp_devlock_hold(0);
+        snprintf(err, errlen, "%s", kp_devlock_error());
+        return KP_WK_SYS;
+    }
     int rc = call_locked(w, type, req, reqlen, extra, extralen, rep, repcap, replen, timeout_s, err, errlen);
     kp_devlock_hold(0);
     return rc;

@@ -1,0 +1,30 @@
+/* kproof fault: daemon
+ * class: a double-forked daemon that would outlive the eval
+ * expect: PASS
+ * exit: 0
+ * check: -
+ *
+ * At load, before HELLO, the worker forks a child that forks again and
+ * exits: the grandchild sleeps for a minute, reparented away from the
+ * worker. The runner checks that nothing with its tag is alive once
+ * kproof has exited. Defence: the grandchild is reparented to pid 1 of
+ * the worker's pid namespace, and the namespace ends with the worker;
+ * without a namespace it stays in the worker's process group, which
+ * kproof kills.
+ */
+#include "fault.h"
+
+__attribute__((constructor)) static void spawn(void) {
+    pid_t c = fork();
+    if (c == 0) {
+        if (fork() == 0) {
+            sleep(60);
+            _exit(0);
+        }
+        _exit(0);
+    }
+    if (c > 0) waitpid(c, NULL, 0);
+    usleep(20000);
+}
+
+static void fault_attempt(void) {}

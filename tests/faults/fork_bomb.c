@@ -1,0 +1,24 @@
+/* kproof fault: fork_bomb
+ * class: a thousand processes at load (a bounded fork bomb)
+ * expect: PASS
+ * exit: 0
+ * check: -
+ *
+ * Defence: in a user namespace RLIMIT_NPROC counts the sandbox's own
+ * processes (1024 at most); they all die with pid 1 of the namespace (or
+ * with the worker's group).
+ */
+#include "fault.h"
+
+__attribute__((constructor)) static void spawn(void) {
+    for (int i = 0; i < 1200; i++) {
+        pid_t c = fork();
+        if (c < 0) break;
+        if (c == 0) {
+            sleep(60);
+            _exit(0);
+        }
+    }
+}
+
+static void fault_attempt(void) {}

@@ -1,0 +1,22 @@
+/* kproof fault: setsid_child
+ * class: a child in a session and process group of its own
+ * expect: PASS
+ * exit: 0
+ * check: -
+ *
+ * A child that leaves the worker's process group is out of reach of a
+ * group kill. Defence: in a pid namespace it dies with the namespace whatever its
+ * group; without one, the seccomp filter refuses setsid and setpgid.
+ */
+#include "fault.h"
+
+__attribute__((constructor)) static void spawn(void) {
+    if (fork() == 0) {
+        if (setsid() < 0) setpgid(0, 0);
+        sleep(60);
+        _exit(0);
+    }
+    usleep(20000);
+}
+
+static void fault_attempt(void) {}

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# faults_test.sh: the fault corpus (tests/faults/) and the harness faults,
+# on the host backend. Each candidate's header says what kproof must
+# answer; nothing any of them starts may outlive its eval, and nothing may
+# change the cache, the tree or a result. A defence the machine lacks (no
+# user namespaces in this container, say) must be named in the result:
+# then a fault that needs it is allowed through, and says so.
+# Usage: faults_test.sh BUILD_DIR SOURCE_DIR
+set -u
+B=$1
+S=$2
+K="$B/kproof"
+T=$(mktemp -d /tmp/kpf.XXXXXX)
+export HOME="$T/home" TMPDIR="$T/tmp" KPROOF_FAULT_TMPDIR="$T/tmp"
+export KPROOF_CACHE="$HOME/.cache/kproof" KPROOF_ROOT="$S" KPROOF_BIN_DIR="$B"
+mkdir -p "$KPROOF_CACHE" "$TMPDIR"
+fail=0
+cleanup() {
+    tagged_kill "kpf-$$-"
+    rm -rf "$T"
+}
+trap cleanup EXIT
+check() { # check NAME CONDITION...
+    local name=$1
+    shift
+    if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+# Processes whose environment holds FAULT_TAG=PREFIX...
+tagged() {
+    local p
+    for p in /proc/[0-9]*; do
+        [ "${p#/proc/}" = "$$" ] && continue
+        tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -q "^FAULT_TAG=$1" && echo "${p#/proc/}"
+    done
+}
+tagged_kill() { local p; for p in $(tagged "$1"); do kill -9 "$p" 2>/dev/null; done; }
+# Waits up to 2 s for every tagged process to be gone.
+none_left() {
+    local i
+    for i in $(seq 20); do
+        [ -z "$(tagged "$1")" ] && return 0
+        sleep 0.1
+    done
+    echo "     left running: $(for p in $(tagged "$1"); do printf '%s(%s) ' "$p" "$(cat /proc/$p/comm 2>/dev/null)"; done)"
+    tagged_kill "$1"
+    return 1
+}
+field() { sed -n "s/^ \* $2: *//p" "$1" | head -1; }
+json() { python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): d = d[k] if isinstance(d, dict) else d
+print(", ".join(d) if isinstance(d, list) else d)' "$@" 2>/dev/null; }
+
+# A calibration in the cache, which cache_home tries to rewrite.
+"$K" calibrate --backend host >/dev/null 2>&1
+calib_sum() { cat "$KPROOF_CACHE"/calibration-* 2>/dev/null | md5sum; }
+calib0=$(calib_sum)
+args=(--op softmax --shape 33x100 --correctness --quiet --json --timeout 5)
+t0=$(date +%s.%N)
+let_through=0
+for f in "$S"/tests/faults/*.c; do
+    name=$(basename "$f" .c)
+    want=$(field "$f" expect)
+    want_rc=$(field "$f" exit)
+    want_check=$(field "$f" check)
+    needs=$(field "$f" needs)
+    detail=$(field "$f" detail)
+    envs=$(field "$f" env)
+    tag="kpf-$$-$name"
+    out=()
+    [ -n "$(field "$f" out)" ] && out=(--out "$T/out-$name.json")
+    if [ -n "$(field "$f" kill9)" ]; then
+        env FAULT_TAG="$tag" $envs "$K" eval "$f" "${args[@]}" >"$T/o" 2>"$T/e" &
+        kp=$!
+        # wait for the worker or the compiler (a tagged process that is not kproof)
+        for i in $(seq 100); do
+            found=""
+            for p in $(tagged "$tag"); do
+                c=$(cat /proc/$p/comm 2>/dev/null)
+                [ "$c" != kproof ] && [ -n "$c" ] && found=$p
+            done
+            [ -n "$found" ] && break
+            sleep 0.1
+        done
+        sleep 0.3
+        kill -9 "$kp"
+        { wait "$kp"; } 2>/dev/null
+        rc=$?
+        check "$name: kproof killed with -9 (exit $rc)" [ "$rc" = "$want_rc" ]
+        check "$name: nothing outlives a kill -9 of kproof" none_left "$tag"
+        continue
+    fi
+    env FAULT_TAG="$tag" $envs timeout 120 "$K" eval "$f" "${args[@]}" "${out[@]}" >"$T/o" 2>"$T/e"
+    rc=$?
+    res="$T/o"
+    if [ ${#out[@]} -gt 0 ]; then
+        sleep 2.2 # the forged writes go on for two seconds
+        res="$T/out-$name.json"
+    fi
+    got=$(json "$res" verdict)
+    got_check=$(json "$res" check)
+    missing=$(json "$res" sandbox.missing)
+    [ -z "$got_check" ] && got_check=-
+    ok=1
+    [ "$rc" = "$want_rc" ] && [ "$got" = "$want" ] && [ "$got_check" = "$want_check" ] || ok=0
+    [ -n "$detail" ] && ! grep -q "$detail" "$res" && ok=0
+    if [ $ok = 0 ] && [ -n "$needs" ] && case "$missing" in *"$needs"*) true ;; *) false ;; esac; then
+        echo "ok   $name: let through, and the result names the missing defence ($needs)"
+        let_through=1
+    else
+        check "$name: $want exit $want_rc check $want_check (got $got exit $rc check $got_check)" [ $ok = 1 ]
+        [ $ok = 1 ] || sed 's/^/     /' "$T/e" | tail -5
+    fi
+    check "$name: nothing it started outlives the eval" none_left "$tag"
+done
+echo "corpus: $(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$(date +%s.%N)") s"
+if [ $let_through = 0 ]; then
+    check "no file of a fault in the tree or the cache" \
+        [ -z "$(find "$S/tests" "$S/kernels" "$KPROOF_CACHE" "$B" -maxdepth 3 -name 'kproof-fault-*' 2>/dev/null)" ]
+    check "the cached calibration is unchanged" [ "$(calib_sum)" = "$calib0" ]
+else
+    # The cache could be written here, and the result said so: kproof must
+    # then not believe it. A timed honest eval after the rewrite still
+    # passes (a believed 0.5 GB/s calibration would REJECT it).
+    find "$S/tests" "$KPROOF_CACHE" -maxdepth 3 -name 'kproof-fault-*' -delete 2>/dev/null
+    "$K" eval "$S/kernels/softmax/host/f32-01-naive.c" --op softmax --shape 33x100 --time-budget 0.5 --target 50 \
+        --no-baseline --quiet --json >"$T/o" 2>/dev/null
+    check "a writable cache is not believed: a later honest eval is not REJECTED" [ "$(json "$T/o" verdict)" != REJECTED ]
+fi
+# ---- harness faults: exit 70 with one line naming the cause -------------------
+good="$S/kernels/softmax/host/f32-01-naive.c"
+q=(--op softmax --shape 33x100 --correctness --quiet)
+"$K" eval "$good" "${q[@]}" >&- 2>"$T/e"
+check "closed stdout: exit 70" [ $? = 70 ]
+check "closed stdout: says so" grep -q "standard output is closed" "$T/e"
+if [ -w /dev/full ]; then
+    "$K" eval "$good" "${q[@]}" >/dev/full 2>"$T/e"
+    check "full stdout: exit 70" [ $? = 70 ]
+    check "full stdout: says so" grep -q "cannot write the result" "$T/e"
+fi
+KPROOF_ROOT="$T" "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
+check "wrong KPROOF_ROOT: exit 70" [ $? = 70 ]
+check "wrong KPROOF_ROOT: names it" grep -q "is not a kproof tree" "$T/o"
+touch "$T/afile"
+KPROOF_CACHE="$T/afile/cache" "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
+check "cache that cannot be made: exit 70" [ $? = 70 ]
+check "cache that cannot be made: names it" grep -q "cannot create the cache directory" "$T/o"
+# A read-only cache (a bind mount in a namespace of our own, where the machine allows one).
+mkdir -p "$T/rocache"
+cp "$good" "$T/fresh.c"
+echo "/* $$ */" >>"$T/fresh.c"
+if unshare -rm true 2>/dev/null; then
+    unshare -rm sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && KPROOF_CACHE="$1" "$2" eval "$3" --op softmax --shape 33x100 --correctness --quiet >"$4" 2>&1; echo $? >"$4.rc"' \
+        sh "$T/rocache" "$K" "$T/fresh.c" "$T/o"
+    check "read-only cache: exit 70" [ "$(cat "$T/o.rc")" = 70 ]
+    check "read-only cache: says it is not writable" grep -q "is not writable" "$T/o"
+else
+    echo "skip read-only cache (no user namespace for the test itself)"
+fi
+"$K" eval "$good" --op softmax --shape 100000x100000 --correctness --quiet >"$T/o" 2>"$T/e"
+check "shape beyond host memory: exit 64" [ $? = 64 ]
+check "shape beyond host memory: gives the numbers" grep -q "GiB of host memory.*available" "$T/e"
+
+# ---- malformed option values: exit 64 ----------------------------------------
+for bad in "--dtype=" "--time-budget=0x10" "--time-budget=-1" "--time-budget= 5" "--time-budget=5s" \
+    "--timeout=inf" "--timeout=nan" "--target=1e999" "--sets=8x" "--sets=-3" "--seed=-5" "--seed=0x10" \
+    "--shape=" "--backend=" "--out="; do
+    "$K" eval "$good" --op softmax "${bad%%=*}" "${bad#*=}" >"$T/o" 2>"$T/e"
+    rc=$?
+    check "eval ${bad%%=*} '${bad#*=}': exit 64, one line" [ $rc = 64 -a "$(wc -l <"$T/e")" = 1 ]
+done
+
+# ---- results and the device lock --------------------------------------------------
+"$K" eval "$good" "${q[@]}" --json --out "$T/r.json" >"$T/o" 2>"$T/e"
+check "--out: exit 0, nothing on stdout" [ $? = 0 -a ! -s "$T/o" ]
+check "--out: the file is the result" [ "$(json "$T/r.json" verdict)" = PASS ]
+check "--out: no temporary file left" [ -z "$(ls -A "$T" | grep '^\.kproof-out')" ]
+"$K" eval "$good" "${q[@]}" --out "$T/nodir/r.json" >"$T/o" 2>"$T/e"
+check "--out into a missing folder: exit 64" [ $? = 64 ]
+lock="$TMPDIR/kproof-device-host.lock"
+if command -v flock >/dev/null; then
+    flock "$lock" sleep 5 &
+    fl=$!
+    sleep 0.3
+    KPROOF_LOCK_TIMEOUT=1 "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
+    rc=$?
+    check "device lock held elsewhere: exit 70 after KPROOF_LOCK_TIMEOUT" [ $rc = 70 ]
+    check "device lock held elsewhere: names the holder's pid" grep -q "held by process $fl" "$T/o" "$T/e"
+    kill "$fl" 2>/dev/null
+    wait "$fl" 2>/dev/null
+fi
+# An eval that holds the device (a call that hangs for 3 s), its lock file
+# removed under it: a second eval still waits for it.
+FAULT_TAG="kpf-$$-hang" "$K" eval "$S/exploits/host/hang.c" --op softmax --shape 33x100 --correctness --quiet \
+    --timeout 3 >/dev/null 2>&1 &
+hp=$!
+for i in $(seq 100); do # until its worker runs (the hanging call follows at once)
+    for p in $(tagged "kpf-$$-hang"); do [ "$(cat /proc/$p/comm 2>/dev/null)" != kproof ] && break 2; done
+    sleep 0.05
+done
+sleep 0.5
+rm -f "$lock"
+KPROOF_LOCK_TIMEOUT=1 "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
+rc=$?
+check "removed lock file: the second eval still waits (exit 70 after its bound)" [ $rc = 70 ]
+check "removed lock file: and says another kproof holds the device" grep -q "held by another kproof" "$T/o" "$T/e"
+wait "$hp"
+
+# ---- builds ------------------------------------------------------------------------
+mkdir -p "$T/hdr"
+sed 's/^#include <kproof\/kernel.h>/#include <kproof\/kernel.h>\n#include "scale.h"/; s/b\[j\] = (float)/b[j] = SCALE * (float)/' \
+    "$S/tests/faults/fault.h" >"$T/hdr/fault.h"
+printf '#include "fault.h"\nstatic void fault_attempt(void) {}\n' >"$T/hdr/c.c"
+echo '#define SCALE 1.0f' >"$T/hdr/scale.h"
+"$K" eval "$T/hdr/c.c" "${q[@]}" >/dev/null 2>&1
+check "included header: PASS first" [ $? = 0 ]
+echo '#define SCALE 2.0f' >"$T/hdr/scale.h"
+"$K" eval "$T/hdr/c.c" "${q[@]}" >/dev/null 2>&1
+check "included header edited: a fresh build, WRONG (no stale build)" [ $? = 1 ]
+
+# ---- the sandbox in the report -------------------------------------------------------
+"$K" eval "$good" "${q[@]}" --json >"$T/o" 2>/dev/null
+st=$(json "$T/o" sandbox.state)
+check "the result says where it ran (sandbox: $st)" [ "$st" = complete -o "$st" = partial ]
+if [ "$st" = partial ]; then echo "     missing here: $(json "$T/o" sandbox.missing)"; fi
+"$K" eval "$good" "${q[@]}" --no-sandbox >"$T/o" 2>/dev/null
+check "--no-sandbox: PASS says not sandboxed" grep -q "^kproof PASS (not sandboxed)" "$T/o"
+check "--no-sandbox: the sandbox line says so" grep -q "NOT SANDBOXED (--no-sandbox)" "$T/o"
+KPROOF_SANDBOX_SKIP=pid,mount "$K" eval "$good" "${q[@]}" --json >"$T/o" 2>/dev/null
+check "a missing pid namespace is named" grep -q '"pid namespace: ' "$T/o"
+check "a missing mount namespace is named" grep -q '"mount namespace: ' "$T/o"
+check "partial sandbox: state partial" [ "$(json "$T/o" sandbox.state)" = partial ]
+exit $fail
