@@ -11,7 +11,7 @@
 # stages over two GPUs.
 #
 # One device call may run 10 minutes, and "all" takes longer: run it in
-# pieces (see results/2026-11-30-h200x2-session2/README.md for what fit).
+# pieces (a stage list that fits a 10-minute call: results/README.md).
 # KP_KERNELS (regex on the file path) and KP_BUDGET (seconds of timing per
 # shape, default 3; KP_BUDGET_<family> for one op) narrow the kernels stage, KP_EVAL_ARGS adds eval
 # arguments (commas for spaces: --shape-set,canonical,--dist,normal);
@@ -23,12 +23,12 @@
 # kernels each torch mode launched; such a run's torch times explain, they
 # are not a table of record), KP_INIT_BUDGET,
 # KP_REPRO_FILE/SHAPE/BUDGET/TARGET the others. Measured on the H200
-# (results/2026-11-30-h200x2-session3): build ~20 s, device test ~17 s,
+# (run c86ae76 of 2026-11-30): build ~20 s, device test ~17 s,
 # calibrate ~4 s; init of all 7 ops at 2 s a shape 400 s (naive matmul at
 # 8192^3 is most of it); one softmax/layernorm/sum
 # kernel at its canonical shapes, 1.5 s each, 18-60 s; torch for softmax,
 # layernorm and sum at 1 s per mode and shape 152 s; the demo 292 s with 4
-# rows in flight on 16 cores (results/2026-11-30-h200x2-session4).
+# rows in flight on 16 cores (run 2452726 of 2026-11-30).
 # Writes into $OUT (default ./gpu-out): log.txt, summary.md and results.tgz
 # holding every JSON/markdown result; scripts/collect-results.sh unpacks one
 # into a results folder for committing. Each stage has its own time
@@ -48,7 +48,7 @@ B=${BUILD:-build-gpu}
 case "$B" in /*) ;; *) B=$PWD/$B ;; esac
 # The run folder holds this run's results only: a warm device machine keeps
 # the last call's folder, and its files were once packed and summarized
-# with the new run's (results/2026-11-30-h200-session4/call4-61cbe17/README.md).
+# with the new run's once.
 # So it is emptied first, but only a folder that is new, empty, or marked
 # as one of this script's run folders, and never one that holds the
 # working tree, $OUT or the build: anything else is refused untouched.
@@ -106,7 +106,7 @@ PACKER=$!
 # On exit, a signal's too (timeout's TERM): stop the packer, leave the log
 # pipe (tee may be gone with the signal, and a write into its pipe would
 # end this trap), pack once more (results finished since the packer's last
-# round are lost otherwise: session 5 lost eight finished correctness
+# round are lost otherwise: a run once lost eight finished correctness
 # results that way), then let tee finish writing log.txt.
 trap 'kill $PACKER 2>/dev/null; exec >/dev/null 2>&1; pack; wait $TEE 2>/dev/null' EXIT
 
@@ -114,8 +114,8 @@ stamp "env"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   # A copy of a working tree can carry a .git whose HEAD is not what the
-  # tree holds (the device tool's copies: session 6's env.txt named the
-  # session's first commit). Without KP_COMMIT, say when the tree differs
+  # tree holds (the device tool's copies: an env.txt once named the
+  # an older commit). Without KP_COMMIT, say when the tree differs
   # from HEAD (changed tracked files, or files git does not ignore and
   # HEAD lacks: a later commit's new kernels), so the record never names a
   # commit that did not run.
@@ -216,7 +216,7 @@ stage_correct() {
   mkdir -p "$R/correct"
   # KP_JOBS evaluations at once: each holds the float64 references of the
   # largest shapes in memory; 9 at once on a 128 GiB machine had one killed
-  # (exit 137) in session 5.
+  # (exit 137) once.
   kernel_files "$KP_CORRECT_KERNELS" | xargs -P "${KP_JOBS:-4}" -I{} bash -c 'eval_kernel "$1" "$2" --correctness ${KP_CORRECT_ARGS//,/ }' _ {} "$R/correct"
 }
 

@@ -128,7 +128,7 @@ check "late-wrong candidate: sampled chunks" has "sampled 64 x 2048" "$T/late"
     --time-budget 1 --target 20 --quiet --json >"$T/lazy.json" 2>"$T/err"
 check "honest kernel at a lazily checked size: correct" grep -qE '"verdict": "(PASS|NOISY)"' "$T/lazy.json"
 
-# What a careless user or agent types (session 9's audit): each a clear
+# What a careless user or agent types: each a clear
 # line and the right exit status, never a silent different run.
 q="--correctness --shape 3x5 --quiet --no-baseline"
 usage() { # usage NAME MESSAGE-PART ARGS...: exit 64 and the message

@@ -1055,7 +1055,7 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
     if (strcmp(c->op->family, "matmul") == 0)
         peak = c->op->dtype == KP_BF16 ? c->calib.gemm_bf16_gflops : c->calib.gemm_f32_gflops;
     /* The arithmetic ceiling is the chip's, not cuBLAS's: cuBLAS reaches
-     * about 77-80% of the H200's datasheet rates (ANCHORS.md: 51.4 of ~67
+     * about 77-80% of the H200's datasheet rates (measured: 51.4 of ~67
      * TFLOP/s fp32, ~790 of ~990 bf16), so a kernel may beat it by ~1.3x. */
     peak *= 1.3;
     if (peak > 0 && c->op->flops(sh) / (peak * 1e9) > sol) sol = c->op->flops(sh) / (peak * 1e9);

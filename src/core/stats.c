@@ -2,7 +2,7 @@
  * parent's private random numbers.
  *
  * The parent computes every statistic from raw samples: nothing the worker
- * reports is trusted beyond the numbers themselves (PROTOCOL.md, #13).
+ * reports is trusted beyond the numbers themselves (timer tampering).
  * Medians rather than means, because cold GPU timings have a long right tail
  * (clock ramps, preemption, ECC scrubs) that drags a mean but not a median.
  */

@@ -17,7 +17,7 @@ const char *kp_verdict_name(kp_verdict v)
     return "UNKNOWN";
 }
 
-/* The naive protocol's flaws, in bit order (PROTOCOL.md, "The naive mode"). */
+/* The naive protocol's flaws, in bit order (docs/protocol.md, "The naive protocol"). */
 static const struct {
     int bit;
     const char *name;
