@@ -1615,7 +1615,11 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         } else if (rc == KP_WK_SYS) {
             part_stop(&parts[0]);
             if (trusted.w) kp_wk_stop(trusted.w);
-            snprintf(err, errlen, "%s", e3);
+            if (o->backend == KP_BACKEND_CUDA && parts[0].hello.status == KP_LOAD_DEVICE)
+                snprintf(err, errlen, "%s (where this GPU works outside kproof, run again with --no-sandbox to see "
+                         "whether the worker's sandbox is the cause)", e3);
+            else
+                snprintf(err, errlen, "%s", e3);
             return -1;
         } else {
             kp_shape_result tmp;
@@ -1635,10 +1639,10 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         r->verdict = KP_ERROR;
         snprintf(r->check_name, sizeof r->check_name, "harness");
         snprintf(r->detail, sizeof r->detail,
-                 "device activity tracing is unavailable (%s): kproof cannot vouch for device work it cannot see. "
-                 "Detach any other profiler (Nsight Systems, Nsight Compute, another CUPTI client), allow profiling "
-                 "for this user (root, or the driver option NVreg_RestrictProfilingToAdminUsers=0), or pass "
-                 "--unaudited to time without it (every row is then marked unaudited)",
+                 "device activity tracing is unavailable (%s), and kproof does not vouch for device work it cannot "
+                 "see. Detach other profilers (Nsight, other CUPTI clients) or allow profiling for this user; "
+                 "--unaudited times without tracing (every row then says so); --no-sandbox tells whether the "
+                 "sandbox stops it",
                  parts[0].hello.trace_error[0] ? parts[0].hello.trace_error : "no reason given");
         part_stop(&parts[0]);
         if (trusted.w) kp_wk_stop(trusted.w);

@@ -47,18 +47,8 @@ static const entry TABLE[] = {
 
 static const kp_limits UNKNOWN = {"unknown device", 0, 0, 0, 0, 0, 0, "no datasheet figures for this device"};
 
-static int contains_nocase(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (const char *p = hay; *p; p++) {
-        size_t i = 0;
-        while (i < n && p[i] && tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
-            i++;
-        if (i == n)
-            return 1;
-    }
-    return 0;
-}
+/* Case-insensitive substring (glibc's strcasestr; _GNU_SOURCE is on). */
+static int contains_nocase(const char *hay, const char *needle) { return strcasestr(hay, needle) != NULL; }
 
 const kp_limits *kp_limits_for(const char *gpu_name)
 {

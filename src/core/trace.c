@@ -46,18 +46,8 @@ static const pattern PATTERNS[] = {
     {"sum", "sum"},              /* triton_red_fused_sum, DeviceReduce sums */
 };
 
-static int contains_nocase(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (const char *p = hay; *p; p++) {
-        size_t i = 0;
-        while (i < n && p[i] && tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
-            i++;
-        if (i == n)
-            return 1;
-    }
-    return 0;
-}
+/* Case-insensitive substring (glibc's strcasestr; _GNU_SOURCE is on). */
+static int contains_nocase(const char *hay, const char *needle) { return strcasestr(hay, needle) != NULL; }
 
 const char *kp_trace_family(const char *name, const char **why)
 {
