@@ -912,6 +912,13 @@ static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
         snprintf(buf, len, "%s %s on %s (id %u), %s, started %s before its call's start event (%d operation(s) outside)",
                  acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside);
         break;
+    case KP_ACCT_RACE:
+        snprintf(buf, len,
+                 "%s %s on %s (id %u), %s, was still being launched when the call returned: where it lands "
+                 "against the stop event is a race, and a call's work must be queued when it returns (%d "
+                 "operation(s) outside)",
+                 acct_kind(o->kind), o->name, where, o->stream, who, rep->ops_outside);
+        break;
     case KP_ACCT_LOAD:
         snprintf(buf, len,
                  "%s %s on %s (id %u), launched while the candidate loaded, was still running %s into the first call "
@@ -930,7 +937,7 @@ static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
 /* Asks the worker for its account of the device work since the last one
  * and judges it. `what` names the phase for the evidence. Decides the
  * shape on a finding; 0 otherwise. */
-static int account(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr, const char *what) {
+static int account(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr, const char *what, int baseline) {
     (void)sh;
     if (c->o->backend != KP_BACKEND_CUDA || c->o->unaudited || !p->alive) return 0;
     kp_acct_rep *rep = (kp_acct_rep *)calloc(1, sizeof *rep);
@@ -945,6 +952,10 @@ static int account(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr, con
         bad = worker_failed(c, p, sr, rc, "accounting for the device work", err);
     } else if (got != sizeof *rep) {
         bad = decide(sr, KP_REJECTED, "frame", "a reply of the wrong size on the result channel");
+    } else if (rep->harness_lost > 0) {
+        bad = decide(sr, KP_ERROR, "harness",
+                     "the worker ran out of memory for its record of %d call(s) during %s: it cannot account for "
+                     "them", rep->harness_lost, what);
     } else if (!rep->supported) {
         bad = decide(sr, KP_ERROR, "harness", "device activity tracing stopped working (%s): %s", what, rep->error);
     } else if (rep->dropped > 0) {
@@ -961,7 +972,8 @@ static int account(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr, con
         char ev[300];
         acct_evidence(rep, ev, sizeof ev);
         bad = decide(sr, KP_REJECTED, "account", "during %s: %s", what, ev);
-    } else if (rep->library && !c->o->allow_library && !FLAW(c, KP_FLAW_WEAK_BASE)) {
+    } else if (rep->library && !baseline && !c->o->allow_library && !FLAW(c, KP_FLAW_WEAK_BASE)) {
+        /* A baseline may be a library wrapper (cuBLAS): that is what it is for. */
         bad = decide(sr, KP_REJECTED, "library",
                      "ran %d library kernel(s), e.g. %s: the candidate must be its own kernel (pass --allow-library "
                      "to measure a library wrapper)",
@@ -999,7 +1011,7 @@ static void account_baseline(ctx *c, part *p, const kp_shape *sh, kp_shape_resul
     if (!p->alive) return;
     kp_shape_result tmp;
     memset(&tmp, 0, sizeof tmp);
-    int bad = account(c, p, sh, &tmp, "timing");
+    int bad = account(c, p, sh, &tmp, "timing", 1);
     if (bad || tmp.verdict != KP_PASS) {
         bsr->verdict = tmp.verdict;
         p->alive = 0;
@@ -1295,7 +1307,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
     free(perm);
     /* Every timed call of every participant, accounted: the candidate's
      * findings decide, a baseline's drop it. */
-    if (!bad) bad = account(c, &parts[0], sh, sr, "the timed calls");
+    if (!bad) bad = account(c, &parts[0], sh, sr, "the timed calls", 0);
     for (int k = 1; k < np && !bad; k++) account_baseline(c, &parts[k], sh, &bsr[k]);
     /* A slow candidate may run out of budget before the minimum sample
      * count; its timing still settled if even those few samples agree. */
@@ -1334,7 +1346,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                        "around a batch of calls (%.3g s per call): the time was not measured honestly",
                        sr->cand.median, sr->cand.parent_floor);
         }
-        if (sr->verdict == KP_PASS) account(c, &parts[0], sh, sr, "the parent-clock batches");
+        if (sr->verdict == KP_PASS) account(c, &parts[0], sh, sr, "the parent-clock batches", 0);
         if (sr->verdict == KP_PASS && !settled)
             decide(sr, KP_NOISY, "noise",
                    "correct, but the timing never settled: the median's 95%% interval is +-%.2f%% after %d samples "
@@ -1683,7 +1695,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
                                                : correctness(&c, &parts[0], &sr->shape, sr);
         PHASE(KP_PH_CORRECT);
         /* Every call of the correctness phase, accounted before timing. */
-        if (!bad) bad = account(&c, &parts[0], &sr->shape, sr, "the correctness calls");
+        if (!bad) bad = account(&c, &parts[0], &sr->shape, sr, "the correctness calls", 0);
         PHASE(KP_PH_AUDIT);
         if (!bad && items[i].timed && !o->correctness_only && !baselines_started) {
             baselines_started = 1;

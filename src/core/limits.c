@@ -13,6 +13,9 @@
  * first wave, drain), 2-5 us; work that takes less at the speed of light
  * is launch-bound, whatever the kernel does.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strcasestr */
+#endif
 #include <ctype.h>
 #include <string.h>
 

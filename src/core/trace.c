@@ -2,6 +2,9 @@
  * trace (chrome://tracing's "Trace Event Format"), mapped onto kproof's
  * ops by name, so the ranking of what is worth optimising in a workload
  * comes from a real profile. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strcasestr */
+#endif
 #include <ctype.h>
 #include <math.h>
 #include <stdint.h>

@@ -22,11 +22,22 @@
  * stream. Operations launched while the candidate loaded must be over by
  * the first call.
  *
- * Limits, stated in docs/protocol.md: the mark after the stop event starts
- * a few microseconds after it, so a tail of under about that much past the
- * stop event is not told apart; and code inside the worker can switch the
- * tracer off (the marks then go missing, which is itself REJECTED, and the
- * parent's clock still bounds the time from below).
+ * On a held call the window also ends no later than its start plus the
+ * events' time and a few microseconds: the stop mark, a kernel, would
+ * start late behind work that fills every SM. Operations the calling
+ * thread ran synchronously inside the call (a cudaMemcpy to a symbol, say)
+ * are inside too: they lie between the call's entry and its return on the
+ * host's clock, and the call's time counts them through its enqueue time.
+ *
+ * Records are judged as soon as everything they need is known (the call's
+ * range closed, its marks and its events' time seen), so what is kept
+ * between two ACCOUNTs is bounded by what is not yet decided.
+ *
+ * Limits, stated in docs/protocol.md: the stop mark starts a few
+ * microseconds after the stop event, so on an unheld call a tail of under
+ * about that much is not told apart; and code inside the worker can switch
+ * the tracer off, which only the missing marks and the parent's clock can
+ * show.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -41,8 +52,11 @@
 #include "worker/backend.h"
 
 #define KP_TRACE_BUF_BYTES ((size_t)4 << 20)
-#define KP_MAX_PENDING (1 << 18) /* the candidate's records kept between two ACCOUNTs */
-#define KP_MAX_OTHER 8192        /* API calls of threads other than the worker's */
+#define KP_MAX_PENDING (1 << 16) /* the candidate's records not yet decided */
+#define KP_MAX_MARKS 4096        /* mark records not yet matched to their call */
+#define KP_OTHER_SLOTS (1 << 17) /* API calls of other threads: an open-addressing table */
+#define KP_OTHER_MAX (KP_OTHER_SLOTS / 2)
+#define KP_CAP_TOL_S 5e-6        /* held calls: the window ends by start + events' time + this */
 
 static const CUpti_ActivityKind k_kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -53,12 +67,14 @@ static const CUpti_ActivityKind k_kinds[] = {
 #define KP_NKINDS ((int)(sizeof k_kinds / sizeof k_kinds[0]))
 
 typedef struct call_rec {
-    uint32_t m0_lo, m0_hi; /* the start mark's correlation ids: (lo, hi] */
-    uint64_t leave_seq;    /* g_seq when the entry point returned */
+    uint32_t m0_lo, m0_hi;   /* the start mark's correlation ids: (lo, hi] */
     uint32_t c_begin, c_end; /* the call's launch range: (begin, end] */
-    uint32_t m1_lo, m1_hi; /* the stop mark's */
-    uint64_t t0, t1;       /* the window, on the tracer's clock */
-    int have0, have1;
+    uint32_t m1_lo, m1_hi;   /* the stop mark's */
+    uint64_t leave_seq;      /* g_seq when the entry point returned */
+    uint64_t h_enter, h_leave; /* the tracer's clock at the entry and the return */
+    uint64_t t0, t1;         /* the window, on the tracer's clock */
+    double event_s;          /* the events' time (RUN calls, once known) */
+    int held, have0, have1, have_event;
 } call_rec;
 
 typedef struct op_rec {
@@ -67,33 +83,41 @@ typedef struct op_rec {
     uint64_t start, end;
 } op_rec;
 
-typedef struct other_rec {
+typedef struct mark_rec {
     uint32_t corr;
+    uint64_t start, end;
+} mark_rec;
+
+typedef struct other_rec {
+    uint32_t corr; /* 0: a free slot */
     int32_t tid;
     uint64_t exit_seq; /* g_seq when the API call returned; 0 while it runs */
 } other_rec;
 
 /* Guarded by g_mu: written by CUPTI's threads and by the worker. */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static call_rec *g_calls;
+static call_rec *g_calls; /* closed calls since the last ACCOUNT, in order */
 static int g_ncalls, g_capcalls;
-static call_rec g_cur;         /* the call being made (not yet in g_calls) */
-static int g_cur_open;         /* g_cur's range is open (its end not yet known) */
+static int64_t g_calls_lost;
+static call_rec g_cur;    /* the call being made */
+static int g_cur_active;  /* between kp_dev_trace_begin and kp_dev_trace_end */
 static op_rec *g_ops;
 static int g_nops;
-static int64_t g_ops_lost, g_dropped;
-static other_rec g_other[KP_MAX_OTHER];
+static mark_rec g_marks[KP_MAX_MARKS];
+static int g_nmarks;
+static other_rec *g_other;
 static int g_nother;
-static int64_t g_other_lost;
+static int64_t g_lost; /* records or ids kproof could not keep */
+static int64_t g_dropped; /* records CUPTI lost */
 static uint32_t g_load_lo, g_load_hi; /* the load's range: (lo, hi] */
-static int g_loaded, g_first_done;     /* load range closed; first call judged */
-static uint64_t g_first_t0;            /* the first call's window start */
+static int g_loaded, g_first_done;    /* load range closed; the first call's start known */
+static uint64_t g_first_t0;
+static kp_acct_rep g_acc;             /* decided so far since the last ACCOUNT */
 
 /* Written by the worker thread, read by callbacks. */
 static int g_on;
 static char g_why[200];
 static long g_main_tid;
-static volatile int g_in_call;
 static volatile uint32_t g_main_last; /* the newest correlation id of the worker's thread */
 static uint32_t g_given, g_util;
 static uint64_t g_seq; /* orders API returns of other threads against the entry point's return */
@@ -107,12 +131,50 @@ static long kp_tid(void) {
     return t_tid;
 }
 
-static int in_range(uint32_t c, uint32_t lo, uint32_t hi) { return c > lo && c <= hi; }
+static uint64_t now_ts(void) {
+    uint64_t t = 0;
+    (void)cuptiGetTimestamp(&t);
+    return t;
+}
 
-/* The call whose launch range holds c (the open one counts to infinity). */
-static call_rec *call_of(uint32_t c) {
-    if (g_cur_open && c > g_cur.c_begin)
-        return &g_cur;
+static int in_range(uint32_t c, uint32_t lo, uint32_t hi) { return c > lo && c <= hi; }
+static double secs(uint64_t a, uint64_t b) { return (double)(int64_t)(a - b) * 1e-9; }
+
+/* ---- other threads' API calls ----------------------------------------------------- */
+
+static other_rec *other_slot(uint32_t c, int make) {
+    if (!g_other || !c)
+        return NULL;
+    uint32_t i = (c * 2654435761u) & (KP_OTHER_SLOTS - 1);
+    for (;;) {
+        other_rec *o = &g_other[i];
+        if (o->corr == c)
+            return o;
+        if (!o->corr) {
+            if (!make)
+                return NULL;
+            if (g_nother >= KP_OTHER_MAX) {
+                g_lost++; /* a thread attributed wrongly could hide a race: counted as lost */
+                return NULL;
+            }
+            g_nother++;
+            o->corr = c;
+            return o;
+        }
+        i = (i + 1) & (KP_OTHER_SLOTS - 1);
+    }
+}
+
+static const other_rec *other_of(uint32_t c) { return other_slot(c, 0); }
+static int other_tid(uint32_t c) {
+    const other_rec *o = other_of(c);
+    return o ? o->tid : 0;
+}
+
+/* ---- calls -------------------------------------------------------------------------- */
+
+/* The closed call whose launch range holds c. */
+static call_rec *closed_call_of(uint32_t c) {
     int lo = 0, hi = g_ncalls - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
@@ -127,67 +189,189 @@ static call_rec *call_of(uint32_t c) {
     return NULL;
 }
 
-/* The call whose start or stop mark has correlation id c; which = 0 / 1. */
-static call_rec *mark_of(uint32_t c, int *which) {
-    call_rec *cands[2] = {g_cur_open ? &g_cur : NULL, NULL};
-    int lo = 0, hi = g_ncalls - 1;
+/* c lies in the call being made (its range open at the top). */
+static int in_open_call(uint32_t c) { return g_cur_active && g_cur.c_begin && c > g_cur.c_begin; }
+
+/* The closed call whose start or stop mark range holds c; *which 0 / 1. */
+static call_rec *closed_mark_of(uint32_t c, int *which) {
+    int lo = 0, hi = g_ncalls - 1, at = -1;
     while (lo <= hi) { /* the last call whose start mark begins before c */
         int mid = (lo + hi) / 2;
         if (g_calls[mid].m0_lo < c)
-            cands[1] = &g_calls[mid], lo = mid + 1;
+            at = mid, lo = mid + 1;
         else
             hi = mid - 1;
     }
-    for (int i = 0; i < 2; i++) {
-        call_rec *k = cands[i];
-        if (!k)
-            continue;
-        if (in_range(c, k->m0_lo, k->m0_hi)) {
-            *which = 0;
-            return k;
-        }
-        if (k != &g_cur && in_range(c, k->m1_lo, k->m1_hi)) {
-            *which = 1;
-            return k;
-        }
+    if (at < 0)
+        return NULL;
+    call_rec *k = &g_calls[at];
+    if (in_range(c, k->m0_lo, k->m0_hi)) {
+        *which = 0;
+        return k;
+    }
+    if (in_range(c, k->m1_lo, k->m1_hi)) {
+        *which = 1;
+        return k;
     }
     return NULL;
 }
 
-static const other_rec *other_of(uint32_t c) {
-    for (int i = g_nother - 1; i >= 0; i--)
-        if (g_other[i].corr == c)
-            return &g_other[i];
-    return NULL;
+static int in_load(uint32_t c) { return in_range(c, g_load_lo, g_load_hi) || (!g_loaded && c > g_load_lo); }
+
+/* ---- judging a record ------------------------------------------------------------- */
+
+static void add_outside(const op_rec *o, int where, int call, double outside) {
+    g_acc.ops_outside++;
+    if (g_acc.nshow >= KP_ACCT_SHOW)
+        return;
+    kp_acct_op *d = &g_acc.show[g_acc.nshow++];
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", o->name);
+    d->stream = o->stream;
+    d->kind = o->kind;
+    d->where = where;
+    d->call = call;
+    d->outside_s = outside;
+    d->duration_s = secs(o->end, o->start);
+    int tid = other_tid(o->corr);
+    d->thread = tid ? KP_ACCT_THREAD_OTHER : where == KP_ACCT_BETWEEN ? KP_ACCT_THREAD_UNKNOWN : KP_ACCT_THREAD_CALLER;
+    d->tid = tid;
 }
 
-static int other_tid(uint32_t c) {
-    const other_rec *o = other_of(c);
-    return o ? o->tid : 0;
+static void add_inside(const op_rec *o) {
+    g_acc.ops_inside++;
+    if (o->stream != g_given)
+        g_acc.ops_other_stream++;
+    if (o->kind == 0 && kp_is_library_kernel(o->name)) {
+        if (!g_acc.library)
+            snprintf(g_acc.library_name, sizeof g_acc.library_name, "%s", o->name);
+        g_acc.library++;
+    }
+    for (int j = 0; j < g_acc.nkernels; j++)
+        if (!strcmp(g_acc.kernels[j].name, o->name) && g_acc.kernels[j].stream == o->stream)
+            return;
+    if (g_acc.nkernels >= KP_ACCT_KERNELS)
+        return;
+    kp_acct_op *d = &g_acc.kernels[g_acc.nkernels++];
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", o->name);
+    d->stream = o->stream;
+    d->kind = o->kind;
+    d->duration_s = secs(o->end, o->start);
+}
+
+/* Decides one record when everything it needs is known, or at the final
+ * ACCOUNT (final: no call is open and every record has arrived). Returns
+ * 1 when decided (or dropped), 0 to keep it for later. */
+static int judge(const op_rec *o, int final) {
+    call_rec *k = closed_call_of(o->corr);
+    if (k) {
+        int call = (int)(k - g_calls);
+        if (!k->have0 || !k->have1 || (k->held && !k->have_event))
+            return final; /* at the end: the call counts as missing its marks */
+        const other_rec *by = other_of(o->corr);
+        if (by && (by->exit_seq == 0 || by->exit_seq > k->leave_seq)) {
+            /* Another thread's launch that had not returned when the call
+             * did: where it lands against the stop event is a race, and an
+             * honest call has its work queued when it returns. */
+            add_outside(o, KP_ACCT_RACE, call, secs(o->end, o->start));
+            return 1;
+        }
+        if (!by && o->start >= k->h_enter && o->end <= k->h_leave) {
+            add_inside(o); /* run synchronously by the calling thread */
+            return 1;
+        }
+        uint64_t t1 = k->t1;
+        if (k->held && k->event_s > 0) {
+            double cap = k->event_s * (1 + 1e-4) + KP_CAP_TOL_S;
+            uint64_t c1 = k->t0 + (uint64_t)(cap * 1e9);
+            if (c1 < t1)
+                t1 = c1;
+        }
+        if (o->start < k->t0)
+            add_outside(o, KP_ACCT_EARLY, call, secs(k->t0, o->start));
+        else if (o->end > t1)
+            add_outside(o, KP_ACCT_LATE, call, secs(o->end, t1));
+        else
+            add_inside(o);
+        return 1;
+    }
+    if (in_open_call(o->corr))
+        return final;
+    if (in_load(o->corr)) {
+        if (!g_first_done)
+            return final ? (g_acc.ops_load++, 1) : 0;
+        if (o->end <= g_first_t0)
+            g_acc.ops_load++;
+        else
+            add_outside(o, KP_ACCT_LOAD, -1, secs(o->end, g_first_t0));
+        return 1;
+    }
+    add_outside(o, KP_ACCT_BETWEEN, -1, secs(o->end, o->start));
+    return 1;
+}
+
+/* Matches marks to their calls and decides what can be decided. */
+static void sweep(int final) {
+    int keep = 0;
+    for (int i = 0; i < g_nmarks; i++) {
+        mark_rec *m = &g_marks[i];
+        int which = 0;
+        call_rec *k = closed_mark_of(m->corr, &which);
+        if (k) {
+            if (which == 0)
+                k->t0 = m->end, k->have0 = 1;
+            else
+                k->t1 = m->start, k->have1 = 1;
+            if (!g_first_done && k == &g_calls[0] && which == 0) {
+                g_first_t0 = m->end;
+                g_first_done = 1;
+            }
+            continue;
+        }
+        if (!final && (in_open_call(m->corr) || (g_cur_active && m->corr > g_cur.m0_lo))) {
+            g_marks[keep++] = *m; /* the call being made */
+            continue;
+        }
+        /* Named like a mark, launched where no mark was: an operation. */
+        if (g_nops < KP_MAX_PENDING) {
+            op_rec *o = &g_ops[g_nops++];
+            memset(o, 0, sizeof *o);
+            snprintf(o->name, sizeof o->name, "kp_mark_kernel (not kproof's)");
+            o->stream = g_given, o->corr = m->corr, o->start = m->start, o->end = m->end;
+        } else {
+            g_lost++;
+        }
+    }
+    g_nmarks = keep;
+    keep = 0;
+    for (int i = 0; i < g_nops; i++)
+        if (!judge(&g_ops[i], final))
+            g_ops[keep++] = g_ops[i];
+    g_nops = keep;
 }
 
 static void note(const char *name, uint32_t stream, uint32_t kind, uint32_t corr, uint64_t start, uint64_t end) {
-    /* A mark: the worker's own launch (no other thread's correlation id
-     * falls in its range by accident) of the hold or the mark kernel. */
-    if (kind == 0 && stream == g_given && !other_of(corr) && name &&
+    /* A mark: the worker's own launch of the hold or the mark kernel,
+     * matched to its call when the call's ranges are known. */
+    if (kind == 0 && stream == g_given && name && !other_of(corr) &&
         (strstr(name, "kp_mark_kernel") || strstr(name, "kp_block_kernel"))) {
-        int which = 0;
-        call_rec *k = mark_of(corr, &which);
-        if (k) {
-            if (which == 0)
-                k->t0 = end, k->have0 = 1;
-            else
-                k->t1 = start, k->have1 = 1;
-            return;
-        }
+        if (g_nmarks == KP_MAX_MARKS)
+            sweep(0);
+        if (g_nmarks < KP_MAX_MARKS)
+            g_marks[g_nmarks++] = (mark_rec){corr, start, end};
+        else
+            g_lost++;
+        return;
     }
     /* The harness: the worker's thread, outside every call and the load,
      * on its private stream. */
-    if (stream == g_util && !call_of(corr) && !(in_range(corr, g_load_lo, g_load_hi) || (!g_loaded && corr > g_load_lo)) &&
-        !other_tid(corr))
+    if (stream == g_util && !closed_call_of(corr) && !in_open_call(corr) && !in_load(corr) && !other_of(corr))
         return;
-    if (g_nops >= KP_MAX_PENDING) {
-        g_ops_lost++;
+    if (g_nops == KP_MAX_PENDING)
+        sweep(0);
+    if (g_nops == KP_MAX_PENDING) {
+        g_lost++;
         return;
     }
     op_rec *o = &g_ops[g_nops++];
@@ -265,8 +449,8 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
     free(buf);
 }
 
-/* Every API call on entry: the worker's thread only moves the newest id;
- * any other thread's call is remembered with its thread id. */
+/* Every API call: the worker's thread only moves the newest id; any other
+ * thread's call is remembered with its thread id, and when it returned. */
 static void CUPTIAPI on_api(void * /*ud*/, CUpti_CallbackDomain /*dom*/, CUpti_CallbackId /*id*/, const void *data) {
     const CUpti_CallbackData *cd = (const CUpti_CallbackData *)data;
     long tid = kp_tid();
@@ -276,18 +460,11 @@ static void CUPTIAPI on_api(void * /*ud*/, CUpti_CallbackDomain /*dom*/, CUpti_C
         return;
     }
     pthread_mutex_lock(&g_mu);
-    if (cd->callbackSite == CUPTI_API_ENTER) {
-        if (g_nother < KP_MAX_OTHER)
-            g_other[g_nother++] = (other_rec){cd->correlationId, (int32_t)tid, 0};
-        else
-            g_other_lost++;
-    } else {
-        for (int i = g_nother - 1; i >= 0; i--)
-            if (g_other[i].corr == cd->correlationId && g_other[i].tid == (int32_t)tid) {
-                g_other[i].exit_seq = __atomic_add_fetch(&g_seq, 1, __ATOMIC_SEQ_CST);
-                break;
-            }
-    }
+    other_rec *o = other_slot(cd->correlationId, cd->callbackSite == CUPTI_API_ENTER);
+    if (o && cd->callbackSite == CUPTI_API_ENTER)
+        o->tid = (int32_t)tid, o->exit_seq = 0;
+    else if (o)
+        o->exit_seq = __atomic_add_fetch(&g_seq, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&g_mu);
 }
 
@@ -296,7 +473,8 @@ int kp_dev_trace_start(char *why, size_t len) {
     g_main_tid = kp_tid();
     CUpti_SubscriberHandle sub;
     g_ops = (op_rec *)malloc(sizeof(op_rec) * KP_MAX_PENDING);
-    if (!g_ops) {
+    g_other = (other_rec *)calloc(KP_OTHER_SLOTS, sizeof(other_rec));
+    if (!g_ops || !g_other) {
         kp_cu_seterr("out of host memory for the trace");
         goto fail;
     }
@@ -341,6 +519,7 @@ void kp_dev_trace_begin(void) {
     pthread_mutex_lock(&g_mu);
     memset(&g_cur, 0, sizeof g_cur);
     g_cur.m0_lo = g_main_last;
+    g_cur_active = 1;
     pthread_mutex_unlock(&g_mu);
 }
 
@@ -353,25 +532,27 @@ void kp_dev_trace_mark(int held) {
     }
     pthread_mutex_lock(&g_mu);
     g_cur.m0_hi = g_main_last;
+    g_cur.held = held;
     pthread_mutex_unlock(&g_mu);
 }
 
 void kp_dev_trace_enter(void) {
     if (!g_on)
         return;
+    uint64_t t = now_ts();
     pthread_mutex_lock(&g_mu);
     g_cur.c_begin = g_main_last;
-    g_cur_open = 1;
+    g_cur.h_enter = t;
     pthread_mutex_unlock(&g_mu);
-    g_in_call = 1;
 }
 
 void kp_dev_trace_leave(void) {
-    g_in_call = 0;
     if (!g_on)
         return;
+    uint64_t t = now_ts();
     pthread_mutex_lock(&g_mu);
     g_cur.leave_seq = __atomic_add_fetch(&g_seq, 1, __ATOMIC_SEQ_CST);
+    g_cur.h_leave = t;
     pthread_mutex_unlock(&g_mu);
 }
 
@@ -394,22 +575,21 @@ void kp_dev_trace_end(void) {
     }
     if (g_ncalls < g_capcalls)
         g_calls[g_ncalls++] = g_cur;
-    g_cur_open = 0;
+    else
+        g_calls_lost++; /* kproof's own shortage: reported as a harness fault */
+    g_cur_active = 0;
     pthread_mutex_unlock(&g_mu);
 }
 
-static void fill_op(kp_acct_op *d, const op_rec *o, int where, int call, double outside) {
-    memset(d, 0, sizeof *d);
-    snprintf(d->name, sizeof d->name, "%s", o->name);
-    d->stream = o->stream;
-    d->kind = o->kind;
-    d->where = where;
-    d->call = call;
-    d->outside_s = outside;
-    d->duration_s = (double)(int64_t)(o->end - o->start) * 1e-9;
-    int tid = other_tid(o->corr);
-    d->thread = tid ? KP_ACCT_THREAD_OTHER : where == KP_ACCT_BETWEEN ? KP_ACCT_THREAD_UNKNOWN : KP_ACCT_THREAD_CALLER;
-    d->tid = tid;
+void kp_dev_trace_event(double event_s) {
+    if (!g_on)
+        return;
+    pthread_mutex_lock(&g_mu);
+    if (g_ncalls > 0) {
+        g_calls[g_ncalls - 1].event_s = event_s;
+        g_calls[g_ncalls - 1].have_event = 1;
+    }
+    pthread_mutex_unlock(&g_mu);
 }
 
 int kp_dev_trace_account(kp_acct_rep *rep) {
@@ -427,70 +607,29 @@ int kp_dev_trace_account(kp_acct_rep *rep) {
         rc = -1;
     }
     pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < g_ncalls; i++) /* a RUN whose events never came: no cap to wait for */
+        if (g_calls[i].held && !g_calls[i].have_event)
+            g_calls[i].held = 0;
+    sweep(1);
+    *rep = g_acc;
     rep->supported = 1;
     rep->given_stream = g_given;
     rep->calls = g_ncalls;
     for (int i = 0; i < g_ncalls; i++)
         if (!g_calls[i].have0 || !g_calls[i].have1)
             rep->missing_marks++;
-    if (!g_first_done && g_ncalls > 0 && g_calls[0].have0) {
-        g_first_t0 = g_calls[0].t0;
-        g_first_done = 1;
-    }
-    for (int i = 0; i < g_nops; i++) {
-        const op_rec *o = &g_ops[i];
-        call_rec *k = call_of(o->corr);
-        int where = KP_ACCT_INSIDE, call = k ? (int)(k - g_calls) : -1;
-        double outside = 0;
-        const other_rec *by = other_of(o->corr);
-        if (k && by && (by->exit_seq == 0 || by->exit_seq > k->leave_seq)) {
-            /* Another thread's launch that had not returned when the call
-             * did: where it lands on the stream against the stop event is
-             * a race, and an honest call has its work queued when it
-             * returns. */
-            where = KP_ACCT_BETWEEN, outside = (double)(int64_t)(o->end - o->start) * 1e-9;
-        } else if (k && k->have0 && k->have1) {
-            if (o->start < k->t0)
-                where = KP_ACCT_EARLY, outside = (double)(int64_t)(k->t0 - o->start) * 1e-9;
-            else if (o->end > k->t1)
-                where = KP_ACCT_LATE, outside = (double)(int64_t)(o->end - k->t1) * 1e-9;
-        } else if (k) {
-            continue; /* counted as missing marks */
-        } else if (in_range(o->corr, g_load_lo, g_load_hi)) {
-            if (!g_first_done || o->end <= g_first_t0) {
-                rep->ops_load++;
-                continue;
-            }
-            where = KP_ACCT_LOAD, outside = (double)(int64_t)(o->end - g_first_t0) * 1e-9;
-        } else {
-            where = KP_ACCT_BETWEEN, outside = (double)(int64_t)(o->end - o->start) * 1e-9;
-        }
-        if (where != KP_ACCT_INSIDE) {
-            rep->ops_outside++;
-            if (rep->nshow < KP_ACCT_SHOW)
-                fill_op(&rep->show[rep->nshow++], o, where, call, outside);
-            continue;
-        }
-        rep->ops_inside++;
-        if (o->stream != g_given)
-            rep->ops_other_stream++;
-        if (o->kind == 0 && kp_is_library_kernel(o->name)) {
-            if (!rep->library)
-                snprintf(rep->library_name, sizeof rep->library_name, "%s", o->name);
-            rep->library++;
-        }
-        int seen = 0;
-        for (int j = 0; j < rep->nkernels && !seen; j++)
-            seen = !strcmp(rep->kernels[j].name, o->name) && rep->kernels[j].stream == o->stream;
-        if (!seen && rep->nkernels < KP_ACCT_KERNELS)
-            fill_op(&rep->kernels[rep->nkernels++], o, where, call, 0);
-    }
-    int64_t lost = g_dropped + g_ops_lost;
+    int64_t lost = g_dropped + g_lost;
     rep->dropped = lost > INT32_MAX ? INT32_MAX : (int32_t)lost;
+    rep->harness_lost = g_calls_lost > INT32_MAX ? INT32_MAX : (int32_t)g_calls_lost;
+    memset(&g_acc, 0, sizeof g_acc);
     g_nops = 0;
+    g_nmarks = 0;
     g_ncalls = 0;
-    g_nother = 0;
-    g_dropped = g_ops_lost = 0;
+    if (g_nother) {
+        memset(g_other, 0, sizeof(other_rec) * KP_OTHER_SLOTS);
+        g_nother = 0;
+    }
+    g_dropped = g_lost = g_calls_lost = 0;
     pthread_mutex_unlock(&g_mu);
     return rc;
 }

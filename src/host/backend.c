@@ -186,6 +186,7 @@ void kp_dev_trace_mark(int held) { (void)held; }
 void kp_dev_trace_enter(void) {}
 void kp_dev_trace_leave(void) {}
 void kp_dev_trace_end(void) {}
+void kp_dev_trace_event(double event_s) { (void)event_s; }
 int kp_dev_trace_account(kp_acct_rep *rep) {
     rep->supported = 0;
     snprintf(rep->error, sizeof rep->error, "the host backend has no device activity to trace");

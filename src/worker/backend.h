@@ -79,6 +79,7 @@ int kp_dev_check_error(char *text, size_t len);
  *             kp_dev_trace_enter()       right before the entry point
  *             kp_dev_trace_leave()       right after it returns, before the stop event
  *             kp_dev_trace_end()         after the stop event (puts the stop mark on the stream)
+ *             kp_dev_trace_event(s)      once the events' time is known (RUN only)
  *   kp_dev_trace_account(rep)            device sync, flush, judge every record since the last one
  * kp_dev_trace_start returns 0 when tracing runs; otherwise why says why
  * and the other calls do nothing. */
@@ -89,6 +90,8 @@ void kp_dev_trace_mark(int held);
 void kp_dev_trace_enter(void);
 void kp_dev_trace_leave(void);
 void kp_dev_trace_end(void);
+/* After a RUN's device sync: the events' time of the call just ended. */
+void kp_dev_trace_event(double event_s);
 int kp_dev_trace_account(kp_acct_rep *rep);
 
 int kp_dev_calibrate(kp_calib_rep *rep);

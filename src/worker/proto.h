@@ -155,7 +155,8 @@ enum {
     KP_ACCT_LATE,     /* launched in a call, still running after its stop mark */
     KP_ACCT_EARLY,    /* launched in a call, started before its start mark */
     KP_ACCT_BETWEEN,  /* launched outside every call (another thread, or after the return) */
-    KP_ACCT_LOAD      /* launched while the candidate loaded, still running at the first call */
+    KP_ACCT_LOAD,     /* launched while the candidate loaded, still running at the first call */
+    KP_ACCT_RACE      /* launched by another thread, its launch not returned when the call returned */
 };
 enum { KP_ACCT_THREAD_UNKNOWN = 0, KP_ACCT_THREAD_CALLER = 1, KP_ACCT_THREAD_OTHER = 2 };
 #define KP_ACCT_SHOW 8
@@ -181,6 +182,7 @@ typedef struct kp_acct_rep {
     int32_t missing_marks;    /* calls whose window marks are missing from the trace */
     int32_t dropped;          /* records the tracer lost */
     int32_t library;          /* library kernels among the candidate's operations */
+    int32_t harness_lost;     /* calls the worker could not keep a record of (its own memory) */
     uint32_t given_stream;
     int32_t nshow, nkernels;
     char library_name[96];

@@ -358,6 +358,7 @@ static int do_run(const kp_run_req *q) {
     if (!r.dev_error) r.dev_error = kp_dev_check_error(r.dev_error_text, sizeof r.dev_error_text);
     else snprintf(r.dev_error_text, sizeof r.dev_error_text, "%s", kp_dev_error());
     r.event_s = kp_dev_event_elapsed();
+    kp_dev_trace_event(r.event_s);
     r.host_s = (double)(h1 - h0) * 1e-9;
     r.enqueue_s = (double)(he - hc) * 1e-9;
     if (held) {

@@ -528,6 +528,7 @@ static void traced_call(int hold, void (*body)(float *), float *p, void (*after_
     kp_dev_trace_end();
     if (held) kp_dev_block_end();
     CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
+    kp_dev_trace_event(kp_dev_event_elapsed());
 }
 
 static void body_plain(float *p) { audit_given_kernel<<<1, 32, 0, (cudaStream_t)kp_dev_stream()>>>(p); }
@@ -576,6 +577,11 @@ static void body_malloc_async(float * /*p*/) {
     audit_given_kernel<<<1, 32, 0, s>>>(tmp);
     cudaFreeAsync(tmp, s);
 }
+static void body_sync_copy(float *p) {
+    static float host[64];
+    cudaMemcpy(p + 256, host, sizeof host, cudaMemcpyHostToDevice); /* synchronous, legacy stream */
+    audit_given_kernel<<<1, 32, 0, (cudaStream_t)kp_dev_stream()>>>(p);
+}
 static void thread_after_return(void) {
     pthread_t t;
     pthread_create(&t, NULL, launch_on_given, NULL);
@@ -621,6 +627,8 @@ static void test_trace(void) {
         expect_account(hold ? "graph, held" : "graph", 2, 0, 0, 0);
         traced_call(hold, body_malloc_async, p, NULL);
         expect_account(hold ? "mallocAsync, held" : "mallocAsync", 1, 0, 0, 0);
+        traced_call(hold, body_sync_copy, p, NULL);
+        expect_account(hold ? "synchronous copy, held" : "synchronous copy", 2, 1, 0, 0);
         traced_call(hold, body_chained_tail, p, NULL);
         expect_account(hold ? "chained tail, held" : "chained tail", 1, 0, 1, KP_ACCT_LATE);
         traced_call(hold, body_plain, p, thread_after_return);

@@ -11,7 +11,7 @@ CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v "$NVCC")")")}
 mkdir -p "$OUT"
 GEN="-gencode arch=compute_90a,code=sm_90a"
 LIBS="-L$CUDA_HOME/extras/CUPTI/lib64 -L$CUDA_HOME/lib64 -Xlinker -rpath=$CUDA_HOME/extras/CUPTI/lib64:$CUDA_HOME/lib64"
-$NVCC -std=c++17 -O2 -Iinclude -Isrc $GEN --fmad=false -Xcompiler -Wall,-Wextra,-ffp-contract=off \
+$NVCC -std=c++17 -O2 -D_GNU_SOURCE -Iinclude -Isrc $GEN --fmad=false -Xcompiler -Wall,-Wextra,-ffp-contract=off \
     tests/gpu/dev_backend_test.cu src/cuda/backend.cu src/cuda/trace.cu src/cuda/calibrate.cu src/cuda/naive_ref.cu src/cuda/nvml.c \
     $(ls src/core/*.c src/ops/*.c | grep -v /eval.c) \
     $LIBS -lcublas -lcupti -ldl -lpthread -o "$OUT/dev_backend_test"
