@@ -29,9 +29,10 @@
  * are inside too: they lie between the call's entry and its return on the
  * host's clock, and the call's time counts them through its enqueue time.
  *
- * Records are judged as soon as everything they need is known (the call's
- * range closed, its marks and its events' time seen), so what is kept
- * between two ACCOUNTs is bounded by what is not yet decided.
+ * Records are judged at each ACCOUNT, and whenever the kept ones fill up
+ * (those whose call is complete: its range closed, its marks and events'
+ * time seen), so what is kept between two ACCOUNTs stays bounded; work at
+ * load is kept as a count and its latest-ending operation.
  *
  * Limits, stated in docs/protocol.md: the stop mark starts a few
  * microseconds after the stop event, so on an unheld call a tail of under
@@ -112,6 +113,9 @@ static int64_t g_dropped; /* records CUPTI lost */
 static uint32_t g_load_lo, g_load_hi; /* the load's range: (lo, hi] */
 static int g_loaded, g_first_done;    /* load range closed; the first call's start known */
 static uint64_t g_first_t0;
+static int64_t g_load_n;              /* operations launched while loading, not yet judged */
+static op_rec g_load_last;            /* the one of them that ended last */
+static int g_sweep_cool;              /* records to take before sweeping a full array again */
 static kp_acct_rep g_acc;             /* decided so far since the last ACCOUNT */
 
 /* Written by the worker thread, read by callbacks. */
@@ -298,17 +302,22 @@ static int judge(const op_rec *o, int final) {
     }
     if (in_open_call(o->corr))
         return final;
-    if (in_load(o->corr)) {
-        if (!g_first_done)
-            return final ? (g_acc.ops_load++, 1) : 0;
-        if (o->end <= g_first_t0)
-            g_acc.ops_load++;
-        else
-            add_outside(o, KP_ACCT_LOAD, -1, secs(o->end, g_first_t0));
-        return 1;
-    }
     add_outside(o, KP_ACCT_BETWEEN, -1, secs(o->end, o->start));
     return 1;
+}
+
+/* Work at load, once the first call's start is known: over by then, or
+ * outside (the one that ended last stands for the rest). */
+static void judge_load(void) {
+    if (!g_load_n || !g_first_done)
+        return;
+    if (g_load_last.end <= g_first_t0) {
+        g_acc.ops_load += (int32_t)g_load_n;
+    } else {
+        g_acc.ops_load += (int32_t)(g_load_n - 1);
+        add_outside(&g_load_last, KP_ACCT_LOAD, -1, secs(g_load_last.end, g_first_t0));
+    }
+    g_load_n = 0;
 }
 
 /* Matches marks to their calls and decides what can be decided. */
@@ -344,19 +353,29 @@ static void sweep(int final) {
         }
     }
     g_nmarks = keep;
+    judge_load();
     keep = 0;
     for (int i = 0; i < g_nops; i++)
         if (!judge(&g_ops[i], final))
             g_ops[keep++] = g_ops[i];
+    /* A sweep that freed little is not repeated at once: every record
+     * would pay a pass over the whole array, under the lock. */
+    g_sweep_cool = g_nops - keep < KP_MAX_PENDING / 8 ? KP_MAX_PENDING / 8 : 0;
     g_nops = keep;
 }
 
 static void note(const char *name, uint32_t stream, uint32_t kind, uint32_t corr, uint64_t start, uint64_t end) {
+    /* A record handed out before its operation finished (a forced flush
+     * while it ran) has no end: kproof cannot place it. */
+    if (end == 0 || end < start) {
+        g_lost++;
+        return;
+    }
     /* A mark: the worker's own launch of the hold or the mark kernel,
      * matched to its call when the call's ranges are known. */
     if (kind == 0 && stream == g_given && name && !other_of(corr) &&
         (strstr(name, "kp_mark_kernel") || strstr(name, "kp_block_kernel"))) {
-        if (g_nmarks == KP_MAX_MARKS)
+        if (g_nmarks == KP_MAX_MARKS && g_sweep_cool == 0)
             sweep(0);
         if (g_nmarks < KP_MAX_MARKS)
             g_marks[g_nmarks++] = (mark_rec){corr, start, end};
@@ -368,8 +387,23 @@ static void note(const char *name, uint32_t stream, uint32_t kind, uint32_t corr
      * on its private stream. */
     if (stream == g_util && !closed_call_of(corr) && !in_open_call(corr) && !in_load(corr) && !other_of(corr))
         return;
-    if (g_nops == KP_MAX_PENDING)
+    if (in_load(corr) && !closed_call_of(corr) && !in_open_call(corr)) {
+        if (!g_load_n || end > g_load_last.end) {
+            snprintf(g_load_last.name, sizeof g_load_last.name, "%s", name ? name : "(unnamed)");
+            g_load_last.stream = stream, g_load_last.kind = kind, g_load_last.corr = corr;
+            g_load_last.start = start, g_load_last.end = end;
+        }
+        g_load_n++;
+        return;
+    }
+    if (g_nops == KP_MAX_PENDING) {
+        if (g_sweep_cool > 0) {
+            g_sweep_cool--;
+            g_lost++;
+            return;
+        }
         sweep(0);
+    }
     if (g_nops == KP_MAX_PENDING) {
         g_lost++;
         return;
@@ -527,8 +561,10 @@ void kp_dev_trace_mark(int held) {
     if (!g_on)
         return;
     if (!held) {
+        cudaError_t prev = cudaPeekAtLastError();
         kp_mark_kernel<<<1, 1, 0, (cudaStream_t)kp_dev_stream()>>>();
-        (void)cudaGetLastError();
+        if (prev == cudaSuccess)
+            (void)cudaGetLastError(); /* a failed mark shows as missing marks, not as the candidate's error */
     }
     pthread_mutex_lock(&g_mu);
     g_cur.m0_hi = g_main_last;
@@ -563,8 +599,12 @@ void kp_dev_trace_end(void) {
     g_cur.c_end = g_main_last;
     g_cur.m1_lo = g_main_last;
     pthread_mutex_unlock(&g_mu);
+    /* An error the candidate's call left (a bad launch) stays for the
+     * worker's check after the call: only the mark's own is cleared. */
+    cudaError_t prev = cudaPeekAtLastError();
     kp_mark_kernel<<<1, 1, 0, (cudaStream_t)kp_dev_stream()>>>();
-    (void)cudaGetLastError();
+    if (prev == cudaSuccess)
+        (void)cudaGetLastError();
     pthread_mutex_lock(&g_mu);
     g_cur.m1_hi = g_main_last;
     if (g_ncalls == g_capcalls) {
@@ -600,10 +640,11 @@ int kp_dev_trace_account(kp_acct_rep *rep) {
     }
     kp_cu_clearerr();
     int rc = 0;
+    char err[200] = "";
     /* Everything queued, on any stream, must be over before its records
      * are complete. */
     if (KP_CU(cudaDeviceSynchronize()) || KP_CU(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED))) {
-        snprintf(rep->error, sizeof rep->error, "%s", kp_dev_error());
+        snprintf(err, sizeof err, "%s", kp_dev_error());
         rc = -1;
     }
     pthread_mutex_lock(&g_mu);
@@ -612,6 +653,7 @@ int kp_dev_trace_account(kp_acct_rep *rep) {
             g_calls[i].held = 0;
     sweep(1);
     *rep = g_acc;
+    snprintf(rep->error, sizeof rep->error, "%s", err);
     rep->supported = 1;
     rep->given_stream = g_given;
     rep->calls = g_ncalls;
@@ -630,6 +672,7 @@ int kp_dev_trace_account(kp_acct_rep *rep) {
         g_nother = 0;
     }
     g_dropped = g_lost = g_calls_lost = 0;
+    g_sweep_cool = 0;
     pthread_mutex_unlock(&g_mu);
     return rc;
 }

@@ -578,8 +578,9 @@ static void body_malloc_async(float * /*p*/) {
     cudaFreeAsync(tmp, s);
 }
 static void body_sync_copy(float *p) {
-    static float host[64];
-    cudaMemcpy(p + 256, host, sizeof host, cudaMemcpyHostToDevice); /* synchronous, legacy stream */
+    static float *host; /* pinned: a copy from pageable memory may return before it is done */
+    if (!host) cudaMallocHost((void **)&host, 64 * sizeof(float));
+    cudaMemcpy(p + 256, host, 64 * sizeof(float), cudaMemcpyHostToDevice); /* synchronous, legacy stream */
     audit_given_kernel<<<1, 32, 0, (cudaStream_t)kp_dev_stream()>>>(p);
 }
 static void thread_after_return(void) {
