@@ -2,7 +2,9 @@
 #ifndef KP_CLI_H
 #define KP_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kproof/kproof.h"
 
@@ -16,6 +18,10 @@ const kp_op *kp_cli_op(const char *name, const char *dtype);
 /* 1 when the cuda worker is built and a GPU answers. */
 int kp_cli_cuda_usable(const char *root, const char *cache);
 int kp_cli_demo(int argc, char **argv);
+/* A file written whole or not at all (a temporary file beside it, synced,
+ * renamed): open gives NULL with why set; close returns 0 or -1 with why. */
+FILE *kp_cli_atomic_open(const char *path, char *tmp, size_t tmplen, char *why, size_t len);
+int kp_cli_atomic_close(FILE *f, const char *tmp, const char *path, char *why, size_t len);
 /* worth.c: reading results and profiles. */
 int kp_cli_worth(int argc, char **argv);
 int kp_cli_compare(int argc, char **argv);

@@ -327,8 +327,9 @@ static int reading(FILE *f, row *rows, int nr, const char *pre) {
 static void write_files(const char *mdfile, const char *json, const kp_env *env, kp_backend be, row *rows, int nr,
                         int complete) {
     int problems = reading(NULL, rows, nr, "");
+    char tmp[PATH_MAX + 32], why[200] = "";
     if (mdfile) {
-        FILE *f = fopen(mdfile, "w");
+        FILE *f = kp_cli_atomic_open(mdfile, tmp, sizeof tmp, why, sizeof why);
         if (f) {
             fprintf(f, "kproof demo on %s (%s backend), %s\n\n", env->gpu, kp_backend_name(be), env->date);
             if (!complete) {
@@ -342,14 +343,14 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
             reading(f, rows, nr, "");
             fprintf(f, "\n");
             print_sandbox(f, 0);
-            fclose(f);
-        } else {
-            fprintf(stderr, "kproof demo: cannot write %s: %s\n", mdfile, strerror(errno));
+        }
+        if (!f || kp_cli_atomic_close(f, tmp, mdfile, why, sizeof why)) {
+            fprintf(stderr, "kproof demo: cannot write %s: %s\n", mdfile, why);
             write_failed = 1;
         }
     }
     if (json) {
-        FILE *f = fopen(json, "w");
+        FILE *f = kp_cli_atomic_open(json, tmp, sizeof tmp, why, sizeof why);
         if (f) {
             fprintf(f, "{\"schema\": %d, \"tool\": \"kproof demo\", \"backend\": \"%s\", \"gpu\": ", KP_SCHEMA_VERSION,
                     kp_backend_name(be));
@@ -379,9 +380,9 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
                 fprintf(f, "]}");
             }
             fprintf(f, "\n], \"complete\": %s, \"problems\": %d}\n", complete ? "true" : "false", problems);
-            fclose(f);
-        } else {
-            fprintf(stderr, "kproof demo: cannot write %s: %s\n", json, strerror(errno));
+        }
+        if (!f || kp_cli_atomic_close(f, tmp, json, why, sizeof why)) {
+            fprintf(stderr, "kproof demo: cannot write %s: %s\n", json, why);
             write_failed = 1;
         }
     }

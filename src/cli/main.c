@@ -460,16 +460,16 @@ static int out_writable(const char *path) {
     return 0;
 }
 
-/* The result, whole or not at all: a temporary file beside FILE, synced,
- * then renamed over it. */
-static int write_result(const char *path, const kp_result *r, int json, int md, char *why, size_t len) {
-    char dir[PATH_MAX], tmp[PATH_MAX + 32];
+/* A file whole or not at all: written to a temporary file beside it,
+ * synced, then renamed over it. open returns NULL with why set. */
+FILE *kp_cli_atomic_open(const char *path, char *tmp, size_t tmplen, char *why, size_t len) {
+    char dir[PATH_MAX];
     dir_of(path, dir, sizeof dir);
-    snprintf(tmp, sizeof tmp, "%s/.kproof-out-XXXXXX", dir);
+    snprintf(tmp, tmplen, "%s/.kproof-out-XXXXXX", dir);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         snprintf(why, len, "%s", strerror(errno));
-        return -1;
+        return NULL;
     }
     fchmod(fd, 0644);
     FILE *f = fdopen(fd, "w");
@@ -477,11 +477,11 @@ static int write_result(const char *path, const kp_result *r, int json, int md, 
         snprintf(why, len, "%s", strerror(errno));
         close(fd);
         unlink(tmp);
-        return -1;
     }
-    if (json) kp_print_json(f, r);
-    else if (md) kp_print_md(f, r);
-    else kp_print_table(f, r);
+    return f;
+}
+
+int kp_cli_atomic_close(FILE *f, const char *tmp, const char *path, char *why, size_t len) {
     int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
     int e = errno;
     if (fclose(f) != 0 && !bad) bad = 1, e = errno;
@@ -492,6 +492,16 @@ static int write_result(const char *path, const kp_result *r, int json, int md, 
         return -1;
     }
     return 0;
+}
+
+static int write_result(const char *path, const kp_result *r, int json, int md, char *why, size_t len) {
+    char tmp[PATH_MAX + 32];
+    FILE *f = kp_cli_atomic_open(path, tmp, sizeof tmp, why, len);
+    if (!f) return -1;
+    if (json) kp_print_json(f, r);
+    else if (md) kp_print_md(f, r);
+    else kp_print_table(f, r);
+    return kp_cli_atomic_close(f, tmp, path, why, len);
 }
 
 static int64_t mem_available(void) {
