@@ -513,7 +513,9 @@ static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const c
         return;
     }
     pid_t pid[MAX_ROWS];
-    int got[MAX_ROWS] = {0}, next = 0, running = 0, done = 0, rows_done = 0, total = nr * NMODES;
+    int got[MAX_ROWS] = {0}, next = 0, running = 0, done = 0, rows_done = 0, total = 0;
+    for (int i = 0; i < nr; i++)
+        for (int m = 0; m < NMODES; m++) total += runs_in(&rows[i], m);
     for (int i = 0; i < nr; i++) pid[i] = 0;
     while (rows_done < nr) {
         while (running < jobs && next < nr) {
@@ -543,7 +545,7 @@ static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const c
                 for (int m = 0; m < NMODES; m++) run_cell(g, &rows[next], m);
                 got[next] = NMODES;
                 rows_done++;
-                done += NMODES;
+                for (int m = 0; m < NMODES; m++) done += runs_in(&rows[next], m);
                 next++;
                 continue;
             }
@@ -554,8 +556,13 @@ static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const c
         if (poll(&pf, 1, 500) > 0) {
             int r = take_rec(fds[0], rows, nr, pid, got);
             if (r >= 0) {
-                done++;
-                progress("[demo] %3d/%d  %-28.28s %5.0f s", done, total, rows[r].name, kp_wall_s() - t0);
+                int ran = 0; /* the cells that ran and came back (skipped ones come back too) */
+                for (int i = 0; i < nr; i++)
+                    for (int m = 0; m < NMODES; m++) ran += runs_in(&rows[i], m) && rows[i].cell[m][0];
+                if (ran > done) {
+                    done = ran;
+                    progress("[demo] %3d/%d  %-28.28s %5.0f s", done, total, rows[r].name, kp_wall_s() - t0);
+                }
             }
         }
         /* Reap finished rows; a row whose process died keeps what it sent. */
@@ -680,7 +687,9 @@ int kp_cli_demo(int argc, char **argv) {
         fprintf(stderr, "kproof demo: no kernels or exploits under %s (set KPROOF_ROOT to the kproof tree)\n", root);
         return KP_EXIT_INTERNAL;
     }
-    int total = nr * NMODES;
+    int total = 0; /* evaluations that run: the cells runs_in() keeps */
+    for (int i = 0; i < nr; i++)
+        for (int m = 0; m < NMODES; m++) total += runs_in(&rows[i], m);
     double t0 = kp_wall_s(), phase_total[KP_NPHASES] = {0};
     demo_cfg cfg = {be, root, cache, &env, budget};
     if (jobs <= 0) jobs = be == KP_BACKEND_HOST ? 1 : default_jobs();
@@ -689,8 +698,9 @@ int kp_cli_demo(int argc, char **argv) {
         int done = 0;
         for (int i = 0; i < nr; i++) {
             for (int m = 0; m < NMODES; m++) {
-                progress("[demo] %3d/%d  %-28.28s %-10s %5.0f s", ++done, total, rows[i].name, mode_name(m),
-                         kp_wall_s() - t0);
+                if (runs_in(&rows[i], m))
+                    progress("[demo] %3d/%d  %-28.28s %-10s %5.0f s", ++done, total, rows[i].name, mode_name(m),
+                             kp_wall_s() - t0);
                 run_cell(&cfg, &rows[i], m);
             }
             write_files(mdfile, json, &env, be, rows, nr, 0);
