@@ -353,7 +353,7 @@ static void test_cksum(void) {
     CHECK(kp_cksum(buf, sizeof buf) == base);
 }
 
-/* The parent checksums big inputs in chunks (src/core/eval.c): parts at
+/* The parent checksums big inputs in chunks (src/core/protocol/inputs.c): parts at
  * word offsets add up to the whole, for any split at a multiple of 4. */
 static void test_cksum_parts(void) {
     unsigned char buf[1003];

@@ -552,7 +552,7 @@ static void test_end_to_end(void) {
 
 /* ===== row-local ops ======================================================= */
 
-/* What the lazy timing sets rely on (src/core/eval.c): for an op marked
+/* What the lazy timing sets rely on (src/core/protocol/inputs.c): for an op marked
  * row_local, the reference of rows [r0, r1) computed on a sub-shape from
  * inputs generated at those rows' offsets (the weights whole) equals the
  * same rows of the full reference, bit for bit. */

@@ -1,0 +1,148 @@
+/* account.c: the device-work account (cuda): after each phase the worker
+ * reports every device operation since the last account, and this judges
+ * it: work outside the calls' windows, lost records, library kernels.
+ * Part of the protocol (eval.c tells the story). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/protocol/protocol_priv.h"
+
+/* ---- accounting: every device operation, every call (cuda) ----------------------- */
+
+static const char *acct_kind(uint32_t kind) { return kind == 1 ? "copy" : kind == 2 ? "memset" : "kernel"; }
+
+/* "launched by thread 1234 (not the calling thread)" and the like. */
+static void acct_thread(const kp_acct_op *o, char *buf, size_t len) {
+    if (o->thread == KP_ACCT_THREAD_OTHER)
+        snprintf(buf, len, "launched by thread %d, not the thread that made the call", o->tid);
+    else if (o->thread == KP_ACCT_THREAD_CALLER)
+        snprintf(buf, len, "launched from inside the call");
+    else
+        snprintf(buf, len, "launched after the call returned");
+}
+
+/* The evidence for the first operation outside its window. */
+static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
+    const kp_acct_op *o = &rep->show[0];
+    char who[96], fmt[48];
+    acct_thread(o, who, sizeof who);
+    kp_fmt_time(fmt, sizeof fmt, o->outside_s, o->outside_s);
+    const char *where = o->stream == rep->given_stream ? "the given stream" : "another stream";
+    switch (o->where) {
+    case KP_ACCT_LATE:
+        snprintf(buf, len,
+                 "%s %s on %s (id %u), %s, was still running %s after its call's stop event: work left running past "
+                 "the window is not timed (%d operation(s) outside their calls)",
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside);
+        break;
+    case KP_ACCT_EARLY:
+        snprintf(buf, len, "%s %s on %s (id %u), %s, started %s before its call's start event (%d operation(s) outside)",
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside);
+        break;
+    case KP_ACCT_RACE:
+        snprintf(buf, len,
+                 "%s %s on %s (id %u), %s, was still being launched when the call returned: where it lands "
+                 "against the stop event is a race, and a call's work must be queued when it returns (%d "
+                 "operation(s) outside)",
+                 acct_kind(o->kind), o->name, where, o->stream, who, rep->ops_outside);
+        break;
+    case KP_ACCT_LOAD:
+        snprintf(buf, len,
+                 "%s %s on %s (id %u), launched while the candidate loaded, was still running %s into the first call "
+                 "(%d operation(s) outside)",
+                 acct_kind(o->kind), o->name, where, o->stream, fmt, rep->ops_outside);
+        break;
+    default:
+        snprintf(buf, len,
+                 "%s %s on %s (id %u), %s, ran outside every call (%s of device work between calls; %d "
+                 "operation(s) outside): work done between calls is not timed",
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside);
+        break;
+    }
+}
+
+/* Asks the worker for its account of the device work since the last one
+ * and judges it. `what` names the phase for the evidence. Decides the
+ * shape on a finding; 0 otherwise. */
+int kpp_account(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr, const char *what, int baseline) {
+    (void)sh;
+    if (c->o->backend != KP_BACKEND_CUDA || c->o->unaudited || !p->alive) return 0;
+    kp_acct_rep *rep = (kp_acct_rep *)calloc(1, sizeof *rep);
+    if (!rep) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
+    char err[300];
+    size_t got = 0;
+    int bad = 0;
+    int rc = kp_wk_call(p->w, KP_MSG_ACCOUNT, NULL, 0, NULL, 0, rep, sizeof *rep, &got, c->o->timeout_s + 30, err,
+                        sizeof err);
+    if (rc) {
+        p->alive = 0;
+        bad = kpp_worker_failed(c, p, sr, rc, "accounting for the device work", err);
+    } else if (got != sizeof *rep) {
+        bad = kpp_decide(sr, KP_REJECTED, "frame", "a reply of the wrong size on the result channel");
+    } else if (rep->harness_lost > 0) {
+        bad = kpp_decide(sr, KP_ERROR, "harness",
+                         "the worker ran out of memory for its record of %d call(s) during %s: it cannot account for "
+                         "them", rep->harness_lost, what);
+    } else if (!rep->supported) {
+        bad = kpp_decide(sr, KP_ERROR, "harness", "device activity tracing stopped working (%s): %s", what, rep->error);
+    } else if (rep->dropped > 0) {
+        bad = kpp_decide(sr, KP_REJECTED, "account",
+                         "the tracer lost %d record(s) of device work during %s: kproof must see every operation to vouch "
+                         "for the time",
+                         rep->dropped, what);
+    } else if (rep->missing_marks > 0) {
+        bad = kpp_decide(sr, KP_REJECTED, "account",
+                         "the trace of %d of %d call(s) during %s lacks the marks kproof put around them: something in "
+                         "the worker disturbed the tracer",
+                         rep->missing_marks, rep->calls, what);
+    } else if (rep->ops_outside > 0 && !FLAW(c, KP_FLAW_LAUNCH)) {
+        char ev[300];
+        acct_evidence(rep, ev, sizeof ev);
+        bad = kpp_decide(sr, KP_REJECTED, "account", "during %s: %s", what, ev);
+    } else if (rep->library && !baseline && !c->o->allow_library && !FLAW(c, KP_FLAW_WEAK_BASE)) {
+        /* A baseline may be a library wrapper (cuBLAS): that is what it is for. */
+        bad = kpp_decide(sr, KP_REJECTED, "library",
+                         "ran %d library kernel(s), e.g. %s: the candidate must be its own kernel (pass --allow-library "
+                         "to measure a library wrapper)",
+                         rep->library, rep->library_name);
+    }
+    if (!bad) {
+        sr->acct_calls += rep->calls;
+        sr->acct_ops += rep->ops_inside;
+        sr->acct_other_stream += rep->ops_other_stream;
+        if (rep->ops_load > 0 && !sr->acct_load) {
+            sr->acct_load = rep->ops_load;
+            kp_result_warn(c->r, "the candidate ran %d device operation(s) while it loaded (over before its first "
+                           "call; inputs did not exist yet)", rep->ops_load);
+        }
+    }
+    for (int i = 0; i < rep->nkernels && sr->nkernels < 16; i++) {
+        const kp_acct_op *o = &rep->kernels[i];
+        int seen = 0;
+        for (int j = 0; j < sr->nkernels && !seen; j++)
+            seen = !strcmp(sr->kernels[j].name, o->name) && sr->kernels[j].stream == o->stream;
+        if (seen) continue;
+        kp_audit_kernel *k = &sr->kernels[sr->nkernels++];
+        snprintf(k->name, sizeof k->name, "%s", o->name);
+        k->stream = o->stream;
+        k->on_given_stream = o->stream == rep->given_stream;
+        k->duration_s = o->duration_s;
+    }
+    free(rep);
+    return bad;
+}
+
+/* A baseline's account: a baseline that works outside its calls is
+ * dropped with the reason, so every participant is held to one rule. */
+void kpp_account_baseline(ctx *c, part *p, const kp_shape *sh, kp_shape_result *bsr) {
+    if (!p->alive) return;
+    kp_shape_result tmp;
+    memset(&tmp, 0, sizeof tmp);
+    int bad = kpp_account(c, p, sh, &tmp, "timing", 1);
+    if (bad || tmp.verdict != KP_PASS) {
+        bsr->verdict = tmp.verdict;
+        p->alive = 0;
+        kp_result_warn(c->r, "baseline %s dropped: %s", p->name, tmp.detail);
+    }
+}

@@ -1,0 +1,288 @@
+/* correctness.c: phase 1, and the output checks every phase uses (the
+ * full comparison, the sampled one of a large timed output). Part of the
+ * protocol (eval.c tells the story). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/protocol/protocol_priv.h"
+
+/* ---- checking outputs ------------------------------------------------------------- */
+
+/* The naive loose-tol flaw's tolerance: kp_ref.loose for the op checks,
+ * kp_check_begin_loose here; kp_check applies it. */
+#define LOOSE_TOL 1e-2
+
+static void keep_worst(kp_shape_result *sr, const kp_check *k) {
+    if (!k->ok || sr->check.checked == 0 || k->max_ratio > sr->check.max_ratio) sr->check = *k;
+}
+
+static int judge_check(kp_shape_result *sr, const kp_check *k, const char *when) {
+    keep_worst(sr, k);
+    if (k->ok) return 0;
+    if (k->poisoned > 0)
+        return kpp_decide(sr, KP_WRONG, "poison", "%s: %s", when, k->why);
+    if (k->nonfinite > 0) return kpp_decide(sr, KP_WRONG, "nonfinite", "%s: %s", when, k->why);
+    return kpp_decide(sr, KP_WRONG, "tolerance", "%s: %s", when, k->why);
+}
+
+/* Full output check of the call just made on `set`. */
+static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when) {
+    int ob = kp_op_output_buf(c->op);
+    int64_t bytes = c->op->buf_elems(sh, ob) * (int64_t)kp_dtype_size(c->op->bufs[ob].dtype);
+    void *out = malloc(bytes ? (size_t)bytes : 1);
+    if (!out) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
+    if (kpp_fetch(c, p, set, ob, 0, bytes, out, sr)) {
+        free(out);
+        return 1;
+    }
+    kp_check k;
+    memset(&k, 0, sizeof k);
+    kp_ref r = s->ref;
+    if (FLAW(c, KP_FLAW_LOOSE_TOL)) r.loose = LOOSE_TOL;
+    kp_check_output(c->op, sh, (const void *const *)s->in, &r, out, kp_rng_next(&c->rng), &k);
+    free(out);
+    return judge_check(sr, &k, when);
+}
+
+/* Sampled check of a large timed output: 64 chunks at offsets chosen now,
+ * after the call returned, so the candidate cannot know which; all fetched
+ * first, then their reference: from the set's whole one, or for a lazy set
+ * the rows they cover, generated and referenced on all cores. */
+int kpp_check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
+    int ob = kp_op_output_buf(c->op);
+    int64_t n = c->op->buf_elems(sh, ob);
+    if (!s->lazy && (c->op->check || !s->ref.want || n <= FULL_CHECK_ELEMS))
+        return check_full(c, p, sh, s, set, sr, "a timed call");
+    kp_dtype t = c->op->bufs[ob].dtype;
+    size_t es = kp_dtype_size(t);
+    const int64_t total = (int64_t)SAMPLE_CHUNKS * CHUNK_ELEMS;
+    int64_t start[SAMPLE_CHUNKS];
+    char *chunks = (char *)malloc((size_t)total * es);
+    double *want = (double *)malloc((size_t)total * sizeof(double));
+    double *tol = (double *)malloc((size_t)total * sizeof(double));
+    int bad = 0;
+    if (!chunks || !want || !tol) bad = kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
+    for (int j = 0; j < SAMPLE_CHUNKS && !bad; j++) {
+        start[j] = (int64_t)kp_rng_below(&c->rng, (uint64_t)(n - CHUNK_ELEMS + 1));
+        bad = kpp_fetch(c, p, set, ob, start[j] * (int64_t)es, CHUNK_ELEMS * (int64_t)es,
+                        chunks + (size_t)j * CHUNK_ELEMS * es, sr);
+    }
+    if (!bad && s->lazy) {
+        lazy_job L = {c, sh, s, start, want, tol, 0};
+        kp_parallel_for(SAMPLE_CHUNKS, kpp_lazy_chunk_ref, &L);
+        if (L.failed) bad = kpp_decide(sr, KP_ERROR, "harness", "out of host memory computing the reference");
+    } else if (!bad) {
+        for (int j = 0; j < SAMPLE_CHUNKS; j++) {
+            memcpy(want + (int64_t)j * CHUNK_ELEMS, s->ref.want + start[j], CHUNK_ELEMS * sizeof(double));
+            memcpy(tol + (int64_t)j * CHUNK_ELEMS, s->ref.tol + start[j], CHUNK_ELEMS * sizeof(double));
+        }
+    }
+    if (!bad) {
+        kp_check k;
+        kp_check_begin_loose(&k, c->op->rms_limit, FLAW(c, KP_FLAW_LOOSE_TOL) ? LOOSE_TOL : 0);
+        for (int j = 0; j < SAMPLE_CHUNKS; j++)
+            for (int64_t i = 0; i < CHUNK_ELEMS; i++) {
+                const char *chunk = chunks + (size_t)j * CHUNK_ELEMS * es;
+                double got = kp_load(chunk, t, i), w = want[(int64_t)j * CHUNK_ELEMS + i];
+                kp_check_add(&k, start[j] + i, got, w, tol[(int64_t)j * CHUNK_ELEMS + i], kp_is_poison(chunk, t, i));
+            }
+        kp_check_finish(&k, c->op, sh);
+        snprintf(k.method, sizeof k.method, "sampled %d x %d", SAMPLE_CHUNKS, CHUNK_ELEMS);
+        bad = judge_check(sr, &k, "a timed call");
+    }
+    free(chunks);
+    free(want);
+    free(tol);
+    return bad;
+}
+
+/* ---- phase 1: correctness --------------------------------------------------------- */
+
+int kpp_rigorous_flags(const ctx *c) {
+    int f = KP_RUN_POISON | KP_RUN_GUARDS;
+    if (!FLAW(c, KP_FLAW_LAUNCH)) f |= KP_RUN_SYNC | KP_RUN_THREADS | KP_RUN_SNAPSHOT;
+    if (FLAW(c, KP_FLAW_ONE_INPUT)) f &= ~(KP_RUN_POISON | KP_RUN_GUARDS);
+    return f;
+}
+
+/* Host memory one input set takes in the parent: its inputs, and a
+ * float64 value and tolerance per output element. */
+static int64_t host_set_bytes(const kp_op *op, const kp_shape *sh) {
+    int64_t b = 0;
+    for (int i = 0; i < op->nbufs; i++)
+        b += op->buf_elems(sh, i) * (op->bufs[i].output ? 16 : (int64_t)kp_dtype_size(op->bufs[i].dtype));
+    return b;
+}
+
+/* Evidence for a call whose pointers were not all 16-byte aligned:
+ * "pointers not 16-byte aligned (w, b, y start one element, 2 bytes, past
+ * a 16-byte boundary; x is aligned)". */
+static void misalign_note(const kp_op *op, uint32_t mask, char *buf, size_t len) {
+    char list[2][96] = {"", ""};
+    size_t used[2] = {0, 0}, es = 0;
+    int count[2] = {0, 0};
+    for (int b = 0; b < op->nbufs; b++) {
+        int k = (mask >> b) & 1u; /* 1: moved off the boundary */
+        if (k && !es) es = kp_dtype_size(op->bufs[b].dtype);
+        if (used[k] < sizeof list[k])
+            used[k] += (size_t)snprintf(list[k] + used[k], sizeof list[k] - used[k], "%s%s", count[k] ? ", " : "",
+                                        op->bufs[b].name);
+        count[k]++;
+    }
+    char rest[120] = "";
+    if (count[0]) snprintf(rest, sizeof rest, "; %s %s aligned", list[0], count[0] > 1 ? "are" : "is");
+    snprintf(buf, len, "pointers not 16-byte aligned (%s start%s one element, %zu bytes, past a 16-byte boundary%s)",
+             list[1], count[1] > 1 ? "" : "s", es, rest);
+}
+
+int kpp_correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
+    int d0 = c->o->dist >= 0 ? c->o->dist : 0;
+    int d1 = c->o->dist >= 0 ? c->o->dist : c->op->ndists - 1;
+    int flags = kpp_rigorous_flags(c);
+    if (d1 - d0 + 2 > 16)
+        return kpp_decide(sr, KP_ERROR, "harness", "%s has more distributions than kproof handles", c->op->name);
+    /* Each distribution on 2 fresh sets, then one more round of the first
+     * distribution with new seeds on the same (pooled) pointers: a cache
+     * keyed on pointers serves it the answer of an earlier round.
+     *
+     * kernel.h promises pointers aligned to their element type, no more,
+     * but the pool's blocks are 256-byte aligned: without help a candidate
+     * would never be called on anything else, and a 16-byte vector access
+     * that does not check, or a scalar fallback that is never taken, would
+     * pass unseen. So in the rigorous mode set 0 of every round between the
+     * first and the last sits one element past a 16-byte boundary (every
+     * buffer in odd rounds; all but the first in even ones, which catches a
+     * kernel that decides on its first pointer alone; an op with two
+     * distributions, or a --dist run, has only the first kind); with one
+     * distribution there is no round between, and one is added (the only
+     * calls added). Set 1, and the first and last rounds, keep the pooled
+     * aligned pointers: set 1's are seen in every round, so the last round
+     * is at least their third sighting (a cache that stores a pointer's
+     * second answer serves it stale there). The naive modes keep their
+     * aligned rounds: misaligned calls test the kernel, not the
+     * measurement, and a flaw's column shows only what that flaw lets
+     * through. */
+    int misalign = c->flaws == 0;
+    int round_dist[16], rounds = 0;
+    uint32_t mis_of[16];
+    for (int d = d0; d <= d1; d++) round_dist[rounds++] = d;
+    if (misalign && d1 == d0) round_dist[rounds++] = d0;
+    round_dist[rounds++] = d0;
+    uint32_t every = (1u << c->op->nbufs) - 1;
+    for (int k = 0; k < rounds; k++)
+        mis_of[k] = !misalign || k == 0 || k == rounds - 1 ? 0 : k % 2 ? every : every & ~1u;
+    /* The sets of as many rounds as a quarter of the host's memory holds
+     * are built at once, on all cores: on a many-core GPU host the float64
+     * references are most of a correctness phase. */
+    int64_t per = host_set_bytes(c->op, sh), cap = kp_host_mem_bytes() / 4;
+    int64_t fit = per > 0 ? cap / (2 * per) : rounds;
+    int batch = fit < 1 ? 1 : fit > rounds ? rounds : (int)fit;
+    /* Every set's seed first, in round order: the inputs (and the checks'
+     * draws after them) do not depend on how many sets fit in memory. */
+    uint64_t seeds[2 * 16];
+    for (int i = 0; i < 2 * rounds; i++) seeds[i] = kp_rng_next(&c->rng);
+    iset sets[2 * 16];
+    int bad = 0;
+    for (int r0 = 0; r0 < rounds && !bad; r0 += batch) {
+        int nb = rounds - r0 < batch ? rounds - r0 : batch;
+        char err[200];
+        if (kpp_iset_make_rounds(c, sh, round_dist + r0, nb, seeds + 2 * r0, sets, err, sizeof err))
+            return kpp_decide(sr, KP_ERROR, "harness", "%s", err);
+        for (int k = 0; k < nb && !bad; k++) {
+            iset *two = &sets[2 * k];
+            uint32_t mis[2] = {mis_of[r0 + k], 0};
+            bad = kpp_part_setup(c, p, sh, round_dist[r0 + k], two, 2, 1, mis, sr);
+            for (int i = 0; i < 2 && !bad; i++) {
+                char when[240], note[200] = "";
+                if (mis[i]) misalign_note(c->op, mis[i], note, sizeof note);
+                snprintf(when, sizeof when, "distribution '%s'%s%s", c->op->dists[round_dist[r0 + k]].name,
+                         mis[i] ? ", " : "", note);
+                run_out ro;
+                bad = kpp_part_run(c, p, i, flags, &ro, sr) || kpp_judge_run(c, p, &ro, flags, sr);
+                if (bad && mis[i]) {
+                    /* A fault or an error here most likely comes from a
+                     * vector access that assumed alignment: say so first. */
+                    char d[sizeof sr->detail];
+                    snprintf(d, sizeof d, "%s: %s", when, sr->detail);
+                    memcpy(sr->detail, d, sizeof d);
+                }
+                if (!bad) bad = check_full(c, p, sh, &two[i], i, sr, when);
+            }
+        }
+        for (int i = 0; i < 2 * nb; i++) kpp_iset_free(c->op, &sets[i]);
+    }
+    return bad;
+}
+
+/* The naive one-input flaw: the reference is computed first in memory that
+ * the candidate's output then reuses (the Sakana bug), nothing is poisoned,
+ * and the reference comes from the inputs as read back after the call. */
+int kpp_correctness_one_input(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
+    iset s;
+    char err[200];
+    if (kpp_iset_make(c, sh, 0, kp_rng_next(&c->rng), &s, 0, err, sizeof err))
+        return kpp_decide(sr, KP_ERROR, "harness", "%s", err);
+    int bad = kpp_part_setup(c, p, sh, 0, &s, 1, 0, NULL, sr);
+    int ob = kp_op_output_buf(c->op);
+    kp_dtype t = c->op->bufs[ob].dtype;
+    int64_t n = c->op->buf_elems(sh, ob), bytes = n * (int64_t)kp_dtype_size(t);
+    if (!bad && !s.ref.want) {
+        /* No full reference here (large matmul is checked by sampling): the
+         * worker computes one itself, as a naive harness would. */
+        kp_stale_req q = {0, 0, 0};
+        char e2[300];
+        int rc = kp_wk_call(p->w, KP_MSG_STALE, &q, sizeof q, NULL, 0, NULL, 0, NULL, c->o->timeout_s, e2, sizeof e2);
+        if (rc) bad = kpp_worker_failed(c, p, sr, rc, "preparing the naive check", e2);
+    } else if (!bad && (uint64_t)bytes + sizeof(kp_stale_req) > KP_FRAME_MAX)
+        kp_result_warn(c->r, "output too large to stage the stale reference (%lld bytes): one-input runs without it",
+                       (long long)bytes);
+    else if (!bad) {
+        char *payload = (char *)malloc(sizeof(kp_stale_req) + (size_t)bytes);
+        if (!payload) bad = kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
+        else {
+            kp_stale_req q = {0, 0, bytes};
+            memcpy(payload, &q, sizeof q);
+            for (int64_t i = 0; i < n; i++) {
+                if (t == KP_F32) {
+                    float v = (float)s.ref.want[i];
+                    memcpy(payload + sizeof q + i * 4, &v, 4);
+                } else {
+                    uint16_t v = kp_f32_to_bf16_bits((float)s.ref.want[i]);
+                    memcpy(payload + sizeof q + i * 2, &v, 2);
+                }
+            }
+            char e2[300];
+            int rc = kp_wk_call(p->w, KP_MSG_STALE, payload, sizeof q + (size_t)bytes, NULL, 0, NULL, 0, NULL,
+                                c->o->timeout_s, e2, sizeof e2);
+            free(payload);
+            if (rc) bad = kpp_worker_failed(c, p, sr, rc, "preparing the naive check", e2);
+        }
+    }
+    run_out ro;
+    int flags = kpp_rigorous_flags(c);
+    if (!bad) bad = kpp_part_run(c, p, 0, flags, &ro, sr) || kpp_judge_run(c, p, &ro, flags, sr);
+    if (!bad) {
+        /* Read the inputs back and compute the reference from them. */
+        iset after;
+        memset(&after, 0, sizeof after);
+        for (int b = 0; b < c->op->nbufs && !bad; b++) {
+            if (c->op->bufs[b].output) continue;
+            int64_t ib = c->op->buf_elems(sh, b) * (int64_t)kp_dtype_size(c->op->bufs[b].dtype);
+            after.in[b] = malloc(ib ? (size_t)ib : 1);
+            if (!after.in[b]) bad = kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
+            else bad = kpp_fetch(c, p, 0, b, 0, ib, after.in[b], sr);
+        }
+        if (!bad) {
+            if (c->op->reference(c->op, sh, (const void *const *)after.in, &after.ref) == 0) {
+                after.have_ref = 1;
+                bad = check_full(c, p, sh, &after, 0, sr, "the one checked call");
+            } else {
+                bad = kpp_decide(sr, KP_ERROR, "harness", "out of host memory computing the reference");
+            }
+        }
+        kpp_iset_free(c->op, &after);
+    }
+    kpp_iset_free(c->op, &s);
+    return bad;
+}

@@ -1,0 +1,274 @@
+/* inputs.c: input sets as the parent knows them. Seeds drawn in order from
+ * the run's generator, inputs generated and checksummed on the CPU in
+ * chunks on all cores, the float64 references (by blocks of rows for a
+ * row-local op), and lazy sets: for the timing phase of a large row-local
+ * op only the rows a sampled check needs, generated and referenced when it
+ * needs them. Part of the protocol (eval.c tells the story). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/protocol/protocol_priv.h"
+
+void kpp_iset_free(const kp_op *op, iset *s) {
+    kp_free_bufs(op, s->in);
+    if (s->have_ref) kp_ref_free(&s->ref);
+    memset(s, 0, sizeof *s);
+}
+
+/* Inputs of one set, filled and checksummed in chunks on `threads` threads
+ * (the generator and the checksum are both per element, so chunks give
+ * exactly the serial result). */
+#define GEN_CHUNK ((int64_t)1 << 22) /* elements; even, so a bf16 chunk is whole 32-bit words */
+
+typedef struct gen_job {
+    const ctx *c;
+    const kp_shape *sh;
+    int dist;
+    uint64_t seed;
+    void **in;
+    int nchunk[KP_MAX_BUFS];
+    uint64_t *part; /* one checksum part per chunk, buffers in order */
+} gen_job;
+
+static void gen_chunk(void *arg, int j) {
+    gen_job *g = (gen_job *)arg;
+    const kp_op *op = g->c->op;
+    int b = 0, k = j;
+    while (k >= g->nchunk[b]) k -= g->nchunk[b++];
+    int64_t n = op->buf_elems(g->sh, b), begin = (int64_t)k * GEN_CHUNK;
+    int64_t len = n - begin < GEN_CHUNK ? n - begin : GEN_CHUNK;
+    size_t es = kp_dtype_size(op->bufs[b].dtype);
+    char *dst = (char *)g->in[b] + (size_t)begin * es;
+    kp_gen_fill(op, g->sh, g->dist, b, g->seed, dst, begin, len);
+    g->part[j] = kp_cksum_at(dst, (size_t)len * es, (uint64_t)begin * es / 4);
+}
+
+/* Rows [r0, r1) of buffer b of a row-local op: where they start and how
+ * many elements they hold. Buffers that scale with rows are sliced;
+ * the others (weights) are whole. */
+static void row_slice(const kp_op *op, const kp_shape *sh, int b, int64_t r0, int64_t r1, int64_t *begin,
+                      int64_t *n) {
+    kp_shape one = *sh, two = *sh;
+    one.d[0] = 1;
+    two.d[0] = 2;
+    int64_t per_row = op->buf_elems(&one, b);
+    int scaled = op->buf_elems(&two, b) != per_row;
+    *begin = scaled ? r0 * per_row : 0;
+    *n = scaled ? (r1 - r0) * per_row : op->buf_elems(sh, b);
+}
+
+/* The full reference of a row-local op, a block of rows per job, each a
+ * reference on a sub-shape over the set's own inputs (bit for bit the
+ * whole one: tests/test_ops.c). */
+typedef struct ref_job {
+    const kp_op *op;
+    const kp_shape *sh;
+    void *const *in;
+    kp_ref *ref;
+    int64_t rows_per;
+    int failed;
+} ref_job;
+
+static void ref_rows(void *arg, int j) {
+    ref_job *R = (ref_job *)arg;
+    const kp_op *op = R->op;
+    int64_t rows = R->sh->d[0], r0 = (int64_t)j * R->rows_per;
+    int64_t r1 = r0 + R->rows_per < rows ? r0 + R->rows_per : rows;
+    if (r0 >= r1) return;
+    kp_shape sub = *R->sh, one = *R->sh;
+    sub.d[0] = r1 - r0;
+    one.d[0] = 1;
+    const void *in[KP_MAX_BUFS] = {0};
+    for (int b = 0; b < op->nbufs; b++) {
+        if (op->bufs[b].output) continue;
+        int64_t begin, n;
+        row_slice(op, R->sh, b, r0, r1, &begin, &n);
+        in[b] = (const char *)R->in[b] + (size_t)begin * kp_dtype_size(op->bufs[b].dtype);
+    }
+    kp_ref piece;
+    memset(&piece, 0, sizeof piece);
+    int64_t out_row = op->buf_elems(&one, kp_op_output_buf(op));
+    if (op->reference(op, &sub, in, &piece) || !piece.want) {
+        R->failed = 1;
+    } else {
+        memcpy(R->ref->want + r0 * out_row, piece.want, (size_t)((r1 - r0) * out_row) * sizeof(double));
+        memcpy(R->ref->tol + r0 * out_row, piece.tol, (size_t)((r1 - r0) * out_row) * sizeof(double));
+    }
+    kp_ref_free(&piece);
+}
+
+static int make_reference(const ctx *c, const kp_shape *sh, iset *s, int threads) {
+    const kp_op *op = c->op;
+    if (threads <= 0) threads = kp_cores();
+    int64_t rows = sh->d[0];
+    if (!op->row_local || threads < 2 || rows < 2)
+        return op->reference(op, sh, (const void *const *)s->in, &s->ref);
+    int64_t n = op->buf_elems(sh, kp_op_output_buf(op));
+    memset(&s->ref, 0, sizeof s->ref);
+    s->ref.n = n;
+    s->ref.want = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+    s->ref.tol = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+    if (!s->ref.want || !s->ref.tol) {
+        kp_ref_free(&s->ref);
+        return -1;
+    }
+    int64_t jobs = rows < 4 * (int64_t)threads ? rows : 4 * (int64_t)threads;
+    ref_job R = {op, sh, s->in, &s->ref, (rows + jobs - 1) / jobs, 0};
+    kp_parallel_for_n((int)jobs, threads, ref_rows, &R);
+    if (R.failed) kp_ref_free(&s->ref);
+    return R.failed ? -1 : 0;
+}
+
+int kpp_iset_make(ctx *c, const kp_shape *sh, int dist, uint64_t seed, iset *s, int threads, char *err,
+                  size_t len) {
+    memset(s, 0, sizeof *s);
+    s->seed = seed;
+    gen_job g;
+    memset(&g, 0, sizeof g);
+    g.c = c, g.sh = sh, g.dist = dist, g.seed = seed, g.in = s->in;
+    int total = 0;
+    for (int b = 0; b < c->op->nbufs; b++) {
+        if (c->op->bufs[b].output) continue;
+        int64_t n = c->op->buf_elems(sh, b);
+        s->in[b] = malloc((size_t)(n ? n : 1) * kp_dtype_size(c->op->bufs[b].dtype));
+        if (!s->in[b]) {
+            kp_free_bufs(c->op, s->in);
+            snprintf(err, len, "out of host memory generating inputs");
+            return -1;
+        }
+        g.nchunk[b] = (int)((n + GEN_CHUNK - 1) / GEN_CHUNK);
+        if (g.nchunk[b] == 0) g.nchunk[b] = 1;
+        total += g.nchunk[b];
+    }
+    g.part = (uint64_t *)calloc((size_t)(total ? total : 1), sizeof *g.part);
+    if (!g.part) {
+        kp_free_bufs(c->op, s->in);
+        snprintf(err, len, "out of host memory generating inputs");
+        return -1;
+    }
+    kp_parallel_for_n(total, threads, gen_chunk, &g);
+    for (int b = 0, j = 0; b < c->op->nbufs; b++)
+        for (int k = 0; k < g.nchunk[b]; k++) s->cksum[b] += g.part[j++];
+    free(g.part);
+    if (make_reference(c, sh, s, threads)) {
+        snprintf(err, len, "out of host memory computing the reference");
+        return -1;
+    }
+    s->have_ref = 1;
+    return 0;
+}
+
+typedef struct make_job {
+    ctx *c;
+    const kp_shape *sh;
+    int dist;
+    const int *dist_of; /* per pair of sets, when not NULL */
+    int threads;        /* each set's own threads: the cores shared out */
+    iset *sets;
+    int failed;
+    char err[200];
+} make_job;
+
+static void make_one(void *arg, int i) {
+    make_job *j = (make_job *)arg;
+    char err[200];
+    int dist = j->dist_of ? j->dist_of[i / 2] : j->dist;
+    if (kpp_iset_make(j->c, j->sh, dist, j->sets[i].seed, &j->sets[i], j->threads, err, sizeof err)) {
+        j->failed = 1; /* racy but only ever set to 1 */
+        snprintf(j->err, sizeof j->err, "%s", err);
+    }
+}
+
+/* Timing sets may be lazy when every timed output is checked by sampled
+ * chunks (large outputs) of a row-local op: the parent then builds only
+ * the rows each check needs, not whole inputs and references per pass. */
+static int lazy_ok(const ctx *c, const kp_shape *sh) {
+    int64_t n = c->op->buf_elems(sh, kp_op_output_buf(c->op));
+    if (!c->op->row_local || c->op->check || n <= FULL_CHECK_ELEMS) return 0;
+    /* Each check builds the rows its 64 chunks touch (a row at least per
+     * chunk); a whole set costs n per call. Lazy pays only when rows are
+     * many and short next to n (a few long rows: whole sets are cheaper). */
+    int64_t cols = n / sh->d[0];
+    return (int64_t)SAMPLE_CHUNKS * (cols + CHUNK_ELEMS) * 4 <= n;
+}
+
+/* Builds n sets whose seeds are already in sets[i].seed, on all cores
+ * (each set's own threads: the cores shared out); dist_of gives the
+ * distribution of each pair of sets, or NULL for `dist`. */
+static int build_sets(ctx *c, const kp_shape *sh, int dist, const int *dist_of, iset *sets, int n, char *err,
+                      size_t len) {
+    make_job j = {c, sh, dist, dist_of, n < kp_cores() ? kp_cores() / n : 1, sets, 0, ""};
+    kp_parallel_for(n, make_one, &j);
+    if (j.failed) {
+        for (int i = 0; i < n; i++) kpp_iset_free(c->op, &sets[i]);
+        snprintf(err, len, "%s", j.err);
+        return -1;
+    }
+    return 0;
+}
+
+/* n fresh input sets (the timing phase's): seeds drawn here in order
+ * (reproducible from the master seed), built on all cores, or lazy (see
+ * lazy_ok). */
+int kpp_iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int n, char *err, size_t len) {
+    for (int i = 0; i < n; i++) {
+        memset(&sets[i], 0, sizeof sets[i]);
+        sets[i].seed = kp_rng_next(&c->rng);
+        sets[i].lazy = lazy_ok(c, sh);
+        sets[i].dist = dist;
+    }
+    return sets[0].lazy ? 0 : build_sets(c, sh, dist, NULL, sets, n, err, len);
+}
+
+/* Two sets per round, rounds of distributions dist_of[0..nr), from the
+ * given seeds. */
+int kpp_iset_make_rounds(ctx *c, const kp_shape *sh, const int *dist_of, int nr, const uint64_t *seeds, iset *sets,
+                         char *err, size_t len) {
+    for (int i = 0; i < 2 * nr; i++) {
+        memset(&sets[i], 0, sizeof sets[i]);
+        sets[i].seed = seeds[i];
+    }
+    return build_sets(c, sh, 0, dist_of, sets, 2 * nr, err, len);
+}
+
+/* ---- lazy sets: a few rows at a time ------------------------------------------------ */
+
+/* Inputs of rows [r0, r1) of a lazy set: row-scaled buffers from their
+ * offset, the others whole (a row-local op's weights), all from the same
+ * counters as the device used. */
+static int lazy_rows_inputs(const ctx *c, const kp_shape *sh, const iset *s, int64_t r0, int64_t r1, void **in) {
+    for (int b = 0; b < KP_MAX_BUFS; b++) in[b] = NULL;
+    for (int b = 0; b < c->op->nbufs; b++) {
+        if (c->op->bufs[b].output) continue;
+        int64_t begin, n;
+        row_slice(c->op, sh, b, r0, r1, &begin, &n);
+        in[b] = malloc((size_t)(n ? n : 1) * kp_dtype_size(c->op->bufs[b].dtype));
+        if (!in[b]) return -1;
+        kp_gen_fill(c->op, sh, s->dist, b, s->seed, in[b], begin, n);
+    }
+    return 0;
+}
+
+/* The reference of one sampled chunk: the rows it covers, on a sub-shape. */
+void kpp_lazy_chunk_ref(void *arg, int j) {
+    lazy_job *L = (lazy_job *)arg;
+    const kp_shape *sh = L->sh;
+    int64_t per_row = L->c->op->buf_elems(sh, kp_op_output_buf(L->c->op)) / sh->d[0];
+    int64_t r0 = L->start[j] / per_row, r1 = (L->start[j] + CHUNK_ELEMS - 1) / per_row + 1;
+    void *in[KP_MAX_BUFS];
+    kp_ref ref;
+    memset(&ref, 0, sizeof ref);
+    kp_shape sub = *sh;
+    sub.d[0] = r1 - r0;
+    if (lazy_rows_inputs(L->c, sh, L->s, r0, r1, in) ||
+        L->c->op->reference(L->c->op, &sub, (const void *const *)in, &ref) || !ref.want) {
+        L->failed = 1;
+    } else {
+        int64_t off = L->start[j] - r0 * per_row;
+        memcpy(L->want + (int64_t)j * CHUNK_ELEMS, ref.want + off, CHUNK_ELEMS * sizeof(double));
+        memcpy(L->tol + (int64_t)j * CHUNK_ELEMS, ref.tol + off, CHUNK_ELEMS * sizeof(double));
+    }
+    kp_ref_free(&ref);
+    for (int b = 0; b < KP_MAX_BUFS; b++) free(in[b]);
+}

@@ -1,0 +1,130 @@
+/* protocol_priv.h: what the protocol's files (src/core/protocol/, the story
+ * in eval.c) share: the run's context, a participant, an input set, a
+ * call's result, and the functions one phase's file calls in another's.
+ * Each file's own helpers stay static in it. Parent side only. */
+#ifndef KP_PROTOCOL_PRIV_H
+#define KP_PROTOCOL_PRIV_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/host_api.h"
+
+#define MAX_PART 4         /* candidate + up to 3 baselines */
+#define SAMPLE_CHUNKS 64   /* chunks fetched to check a large timed output */
+#define CHUNK_ELEMS 2048
+#define FULL_CHECK_ELEMS (4 << 20)
+
+/* ---- state -------------------------------------------------------------------- */
+
+typedef struct part {      /* a participant: the candidate or a baseline */
+    char name[64];
+    char path[PATH_MAX];
+    char so[PATH_MAX];
+    kp_wk *w;
+    kp_hello hello;
+    int alive;
+    int threads_ref;       /* thread count a call may not exceed (-1: not yet known) */
+    int64_t mem_kept;      /* memory the worker's guarded calls kept, summed since it started */
+    double *t, *th;        /* samples: reported time, host time */
+    int n, cap;
+    int host_bound;        /* kept samples that were the host's enqueue time */
+} part;
+
+typedef struct iset {      /* one input set as the parent knows it */
+    uint64_t seed;
+    void *in[KP_MAX_BUFS];
+    uint64_t cksum[KP_MAX_BUFS];
+    kp_ref ref;
+    int have_ref;
+    /* Lazy (timing sets of large row-local ops): nothing held but the seed
+     * and distribution; the rows a sampled check needs are generated and
+     * referenced when it needs them. */
+    int lazy, dist;
+} iset;
+
+typedef struct ctx {
+    const kp_eval_opts *o;
+    const kp_op *op;
+    kp_result *r;
+    kp_rng rng;
+    int flaws;
+    kp_calib_rep calib;
+    double shape_t0;
+} ctx;
+
+#define FLAW(c, f) (((c)->flaws & (f)) != 0)
+
+typedef struct run_out { /* one call: the worker's report, the parent's wall time */
+    kp_run_rep rep;
+    double wall;
+} run_out;
+
+typedef struct shape_item { /* a shape to run, where it came from, whether it is timed */
+    kp_shape s;
+    const char *origin;
+    int timed;
+} shape_item;
+
+/* A sampled check's chunks of a lazy set (kpp_check_sampled), whose
+ * reference kpp_lazy_chunk_ref builds, one chunk per job. */
+typedef struct lazy_job {
+    const ctx *c;
+    const kp_shape *sh;
+    const iset *s;
+    const int64_t *start;
+    double *want, *tol; /* SAMPLE_CHUNKS x CHUNK_ELEMS */
+    int failed;
+} lazy_job;
+
+/* ---- shared by the phases (eval.c) ------------------------------------------------ */
+
+void kpp_progress(const ctx *c, const char *fmt, ...);
+int kpp_decide(kp_shape_result *sr, kp_verdict v, const char *check, const char *fmt, ...);
+
+/* ---- input sets (inputs.c) -------------------------------------------------------- */
+
+void kpp_iset_free(const kp_op *op, iset *s);
+int kpp_iset_make(ctx *c, const kp_shape *sh, int dist, uint64_t seed, iset *s, int threads, char *err, size_t len);
+int kpp_iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int n, char *err, size_t len);
+int kpp_iset_make_rounds(ctx *c, const kp_shape *sh, const int *dist_of, int nr, const uint64_t *seeds, iset *sets,
+                         char *err, size_t len);
+void kpp_lazy_chunk_ref(void *arg, int j); /* kp_parallel_for over a lazy_job's chunks */
+
+/* ---- participants and their workers (participants.c) ------------------------------ */
+
+int kpp_build_part(ctx *c, part *p, kp_result *r, int is_candidate);
+int kpp_worker_failed(ctx *c, part *p, kp_shape_result *sr, int rc, const char *what, const char *err);
+int kpp_part_start(ctx *c, part *p, char *err, size_t len);
+void kpp_part_stop(part *p);
+int kpp_part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
+                   const uint32_t *misalign, kp_shape_result *sr);
+int kpp_part_run(ctx *c, part *p, int set, int flags, run_out *out, kp_shape_result *sr);
+int kpp_judge_run(ctx *c, part *p, const run_out *ro, int flags, kp_shape_result *sr);
+int kpp_fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr);
+
+/* ---- phase 1 and the output checks (correctness.c) -------------------------------- */
+
+int kpp_check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr);
+int kpp_rigorous_flags(const ctx *c);
+int kpp_correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr);
+int kpp_correctness_one_input(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr);
+
+/* ---- the device-work account (account.c) ------------------------------------------ */
+
+int kpp_account(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr, const char *what, int baseline);
+void kpp_account_baseline(ctx *c, part *p, const kp_shape *sh, kp_shape_result *bsr);
+
+/* ---- phase 2 and the sanity bounds (timing.c) ------------------------------------- */
+
+int kpp_timing(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result *sr);
+
+/* ---- shapes, baselines, calibration (baselines.c) --------------------------------- */
+
+int kpp_pick_shapes(ctx *c, shape_item *items, int cap);
+int kpp_find_baselines(ctx *c, part *parts, int maxp, uint64_t cand_hash);
+void kpp_calibrate(ctx *c, part *p);
+void kpp_env_after(ctx *c, part *p);
+
+#endif

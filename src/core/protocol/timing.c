@@ -1,0 +1,349 @@
+/* timing.c: phase 2 and the sanity bounds: interleaved timed calls on
+ * fresh input sets until the noise criterion stops them, the statistics,
+ * the speed of light and the parent's own clock. Part of the protocol
+ * (eval.c tells the story). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/protocol/protocol_priv.h"
+#include "kproof/limits.h"
+
+/* ---- phase 2: timing -------------------------------------------------------------- */
+
+static int push_sample(part *p, double t, double th) {
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 64;
+        double *a = (double *)realloc(p->t, (size_t)cap * sizeof *a);
+        if (!a) return -1;
+        p->t = a;
+        double *b = (double *)realloc(p->th, (size_t)cap * sizeof *b);
+        if (!b) return -1;
+        p->th = b;
+        p->cap = cap;
+    }
+    p->t[p->n] = t;
+    p->th[p->n] = th;
+    p->n++;
+    return 0;
+}
+
+static int64_t set_bytes(const kp_op *op, const kp_shape *sh) {
+    int64_t b = 0;
+    for (int i = 0; i < op->nbufs; i++) b += op->buf_elems(sh, i) * (int64_t)kp_dtype_size(op->bufs[i].dtype);
+    return b;
+}
+
+static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
+    memset(t, 0, sizeof *t);
+    if (p->n == 0) return;
+    t->n = p->n;
+    t->samples = (double *)malloc((size_t)p->n * sizeof(double));
+    if (t->samples) memcpy(t->samples, p->t, (size_t)p->n * sizeof(double));
+    t->median = kp_median(p->t, p->n);
+    t->mean = kp_mean(p->t, p->n);
+    t->min = kp_quantile(p->t, p->n, 0.0);
+    kp_boot_median_ci(p->t, p->n, 0.95, 2000, kp_rng_next(&c->rng), &t->lo, &t->hi);
+    t->host_median = kp_median(p->th, p->n);
+    t->host_bound = p->host_bound;
+    double rate = FLAW(c, KP_FLAW_WEAK_BASE) ? t->mean : t->median;
+    if (rate > 0) {
+        t->gbs = c->op->min_bytes(sh) / rate * 1e-9;
+        t->gflops = c->op->flops(sh) / rate * 1e-9;
+    }
+    double sol = 0;
+    if (c->calib.copy_gbs > 0) sol = c->op->min_bytes(sh) / (c->calib.copy_gbs * 1e9);
+    double peak = 0;
+    if (strcmp(c->op->family, "matmul") == 0)
+        peak = c->op->dtype == KP_BF16 ? c->calib.gemm_bf16_gflops : c->calib.gemm_f32_gflops;
+    /* The arithmetic ceiling is the chip's, not cuBLAS's: cuBLAS reaches
+     * about 77-80% of the H200's datasheet rates (measured: 51.4 of ~67
+     * TFLOP/s fp32, ~790 of ~990 bf16), so a kernel may beat it by ~1.3x. */
+    peak *= 1.3;
+    if (peak > 0 && c->op->flops(sh) / (peak * 1e9) > sol) sol = c->op->flops(sh) / (peak * 1e9);
+    t->sol_time = sol;
+    t->sol_fraction = (sol > 0 && t->median > 0) ? sol / t->median : 0;
+}
+
+/* Parent-side clock. Batches of n calls, each on a freshly poisoned output
+ * as in timed calls, and the same batches without the calls, timed from
+ * this process; the difference per call is what a (warm) call really
+ * costs, at most what a cold one does. The fastest of several of each is kept (preemption
+ * only slows a batch down). The batch's last output is checked too, so a
+ * candidate cannot idle through it. Returns 0 with *floor set, or 1 when
+ * it decided the shape's verdict. */
+static int parent_floor(ctx *c, part *p, double median, const kp_shape *sh, iset *set0, kp_shape_result *sr,
+                        double *floor) {
+    char err[300];
+    *floor = 0;
+    int n = median > 0 ? (int)(0.002 / median) : 100;
+    if (n < 2) n = 2;
+    if (n > 1000) n = 1000;
+    double best[2] = {0, 0};
+    for (int b = 0; b < 18; b++) {
+        int call = b % 2;
+        kp_batch_req q = {0, n, call, 0};
+        kp_batch_rep rep;
+        size_t got;
+        int rc = kp_wk_call(p->w, KP_MSG_BATCH, &q, sizeof q, NULL, 0, &rep, sizeof rep, &got,
+                            c->o->timeout_s + (median + 0.05) * n * 4, err, sizeof err);
+        if (rc) {
+            p->alive = 0;
+            return kpp_worker_failed(c, p, sr, rc, "timing a batch of calls with the parent's clock", err);
+        }
+        if (rep.rc)
+            return kpp_decide(sr, KP_ERROR, "rc", "the entry point %s returned %d in a batch of calls", c->op->entry, rep.rc);
+        double w = kp_wk_last_wall(p->w) / n;
+        if (best[call] == 0 || w < best[call]) best[call] = w;
+    }
+    if (!FLAW(c, KP_FLAW_ONE_INPUT) && kpp_check_sampled(c, p, sh, set0, 0, sr)) return 1;
+    *floor = best[1] > best[0] ? best[1] - best[0] : 0;
+    return 0;
+}
+
+static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *sets, int nsets,
+                         kp_shape_result *sr);
+
+/* Speed of light. With the device's datasheet limits (kproof/limits.h):
+ * a median below min_bytes / HBM bandwidth, or below the FLOPs over the
+ * fastest unit that could do them, is physically impossible (REJECTED);
+ * a median faster than the measured copy rate or library (cuBLAS) rate
+ * allows, by more than its own interval, is possible and suspicious: PASS
+ * with a warning that names the margin. Without datasheet limits (the
+ * host, an unknown GPU) the measured rates with a margin decide: 1.25x on
+ * CUDA (a read-only kernel streams a little faster than a copy, and the
+ * arithmetic ceiling is taken as 1.3x cuBLAS), 2x on the host, whose
+ * caches are large and shared. */
+static void speed_of_light(ctx *c, const kp_shape *sh, kp_shape_result *sr, const double *t, int n) {
+    double med = sr->cand.median;
+    if (!(med > 0)) return;
+    const kp_limits *lim = kp_limits_for(c->r->env.gpu);
+    double phys = c->o->backend == KP_BACKEND_CUDA ? kp_limits_floor_s(lim, c->op, sh) : 0;
+    if (phys > 0) {
+        if (med < phys) {
+            kpp_decide(sr, KP_REJECTED, "speed-of-light",
+                       "the median %.3g s is %.2fx faster than this device can physically go (%.3g s: %s, %.0f GB/s "
+                       "HBM, FLOPs at the fastest unit that could do them): the time is not real",
+                       med, phys / med, phys, lim->source, lim->hbm_gbs);
+            return;
+        }
+        double meas = 0;
+        const char *what = "the measured copy rate";
+        if (c->calib.copy_gbs > 0) meas = c->op->min_bytes(sh) / (c->calib.copy_gbs * 1e9);
+        double lib = 0;
+        if (strcmp(c->op->family, "matmul") == 0)
+            lib = c->op->dtype == KP_BF16 ? c->calib.gemm_bf16_gflops : c->calib.gemm_f32_gflops;
+        if (lib > 0 && c->op->flops(sh) / (lib * 1e9) > meas) {
+            meas = c->op->flops(sh) / (lib * 1e9);
+            what = "the measured cuBLAS rate";
+        }
+        /* The noise here is the eval's interval and the calibration's own
+         * (a separate measurement, within about 1% of the eval's on the
+         * H200: cuBLAS SGEMM 0.1%): 2% at least. */
+        double half = kp_rel_halfwidth(t, n, 2);
+        if (half < 0.02) half = 0.02;
+        if (meas > 0 && med * (1 + half) < meas) {
+            char st[64];
+            kp_shape_format(sh, st, sizeof st);
+            kp_result_warn(c->r, "%s: %.1f%% faster than %s allows (%.3g s against %.3g s), within the physical "
+                           "limit (%.3g s): possible, but worth a second look",
+                           st, 100 * (meas / med - 1), what, med, meas, phys);
+        }
+        return;
+    }
+    double margin = c->o->backend == KP_BACKEND_CUDA ? 1.25 : 2.0;
+    if (sr->cand.sol_time > 0 && med * margin < sr->cand.sol_time)
+        kpp_decide(sr, KP_REJECTED, "speed-of-light",
+                   "the median %.3g s is %.1fx faster than the speed of light of this device (%.3g s at the "
+                   "measured peaks): physically impossible, so the time is not real",
+                   med, sr->cand.sol_time / med, sr->cand.sol_time);
+}
+
+/* The timing phase holds the device from the first upload to the last
+ * sample and the parent-clock batches: no other kproof process runs
+ * anything on it meanwhile. The first pass's input sets are built before
+ * (CPU work that needs no device). */
+int kpp_timing(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result *sr) {
+    int64_t sb = set_bytes(c->op, sh);
+    int nsets = c->o->nsets < 8 ? 8 : c->o->nsets;
+    int64_t l2 = c->r->env.l2_bytes > 0 ? c->r->env.l2_bytes : (64 << 20);
+    int maxsets = c->o->max_sets > 0 && c->o->max_sets < KP_MAX_SETS ? c->o->max_sets : KP_MAX_SETS;
+    while (nsets < maxsets && (int64_t)nsets * sb < 3 * l2) nsets++;
+    if (FLAW(c, KP_FLAW_WARM) || FLAW(c, KP_FLAW_ONE_INPUT)) nsets = 1;
+    iset *sets = (iset *)calloc((size_t)nsets, sizeof *sets);
+    if (!sets) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
+    char err[200];
+    kpp_progress(c, "  timing: %d input set(s) of %.1f MiB each, %d participant(s)", nsets, sb / 1048576.0, np);
+    if (kpp_iset_make_many(c, sh, 0, sets, nsets, err, sizeof err)) {
+        free(sets);
+        return kpp_decide(sr, KP_ERROR, "harness", "%s", err);
+    }
+    kp_devlock_hold(1);
+    int bad = timing_locked(c, parts, np, sh, sets, nsets, sr);
+    kp_devlock_hold(0);
+    return bad;
+}
+
+/* Frees sets. */
+static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *sets, int nsets,
+                         kp_shape_result *sr) {
+    int warm = FLAW(c, KP_FLAW_WARM);
+    kp_env env;
+    memset(&env, 0, sizeof env);
+    char err[200];
+    int bad = 0;
+    kp_shape_result bsr[MAX_PART]; /* baselines' own findings */
+    memset(bsr, 0, sizeof bsr);
+    for (int k = 0; k < np && !bad; k++) {
+        if (k > 0 && !parts[k].alive) continue; /* a baseline that did not start */
+        kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
+        if (kpp_part_setup(c, &parts[k], sh, 0, sets, nsets, !FLAW(c, KP_FLAW_ONE_INPUT), NULL, tgt) && k == 0) bad = 1;
+        if (k > 0 && bsr[k].verdict != KP_PASS) parts[k].alive = 0;
+    }
+    int flags = kpp_rigorous_flags(c);
+    if (!warm) flags |= KP_RUN_FLUSH;
+    /* The device's time for what the call enqueued, not the host's launch
+     * latency (a harness that times launches is the launch flaw). */
+    if (!FLAW(c, KP_FLAW_LAUNCH)) flags |= KP_RUN_BLOCK;
+    int check_timed = !FLAW(c, KP_FLAW_ONE_INPUT);
+    int *perm = (int *)malloc((size_t)nsets * sizeof(int));
+    if (!perm) bad = kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
+    double t0 = 0; /* the budget starts after the warm-up */
+    int pass = -1, settled = 0;
+    for (int it = 0; !bad; it++) {
+        int slot = it % nsets;
+        if (slot == 0) {
+            pass++;
+            /* Fresh inputs every pass (the warm flaw keeps one set): a
+             * cache keyed on pointers or on the data never sees the same
+             * input twice. Same shape, so the pooled pointers stay. */
+            if (pass > 0 && !warm && !FLAW(c, KP_FLAW_ONE_INPUT)) {
+                for (int i = 0; i < nsets; i++) kpp_iset_free(c->op, &sets[i]);
+                if (kpp_iset_make_many(c, sh, 0, sets, nsets, err, sizeof err)) {
+                    bad = kpp_decide(sr, KP_ERROR, "harness", "%s", err);
+                    break;
+                }
+                for (int k = 0; k < np && !bad; k++) {
+                    if (!parts[k].alive) continue;
+                    kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
+                    if (kpp_part_setup(c, &parts[k], sh, 0, sets, nsets, 1, NULL, tgt)) {
+                        if (k == 0) bad = 1;
+                        else parts[k].alive = 0;
+                    }
+                }
+                if (bad) break;
+            }
+            for (int i = 0; i < nsets; i++) perm[i] = i;
+            for (int i = nsets - 1; i > 0; i--) {
+                int j = (int)kp_rng_below(&c->rng, (uint64_t)i + 1), t = perm[i];
+                perm[i] = perm[j];
+                perm[j] = t;
+            }
+        }
+        int set = perm[slot];
+        /* The first calls are the warm-up (each participant's first three,
+         * at least one per set on small rotations): checked, not kept. */
+        int keep = it >= (nsets < 3 ? nsets : 3);
+        if (keep && t0 == 0) t0 = kp_wall_s();
+        for (int kk = 0; kk < np && !bad; kk++) {
+            int k = (kk + it) % np; /* rotate who goes first: drift hits everyone */
+            part *p = &parts[k];
+            if (!p->alive) continue;
+            kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
+            run_out ro;
+            /* Each participant's first call here is not held: a first use
+             * (a library's setup, a module loaded lazily) may wait on the
+             * device, which a hold would turn into a 1 s stall. It is a
+             * warm-up call either way. */
+            int f = it == 0 ? flags & ~KP_RUN_BLOCK : flags;
+            if (kpp_part_run(c, p, set, f, &ro, tgt) || kpp_judge_run(c, p, &ro, f, tgt) ||
+                (check_timed && kpp_check_sampled(c, p, sh, &sets[set], set, tgt))) {
+                if (k == 0) bad = 1;
+                else {
+                    p->alive = 0;
+                    kp_result_warn(c->r, "baseline %s dropped: %s", p->name, tgt->detail);
+                }
+                continue;
+            }
+            /* Launch flaw on cuda: events on the given stream only (no
+             * device sync in the window); on the host the host clock is all
+             * there is, and it stops when the call returns. */
+            double t = ro.rep.event_s;
+            if (ro.rep.blocked == 1 && ro.rep.enqueue_s > t) {
+                /* Held: the device ran the call's work back to back; host
+                 * work that took longer than that is the call's real cost. */
+                t = ro.rep.enqueue_s;
+                if (keep) p->host_bound++;
+            } else if (ro.rep.blocked == 2) {
+                /* The call waited on the device while the stream was held:
+                 * this sample timed the hold. The worker stops holding. */
+                kp_result_warn(c->r, "%s stalled for a second while its stream was held (it waits on the "
+                               "device inside its call): its times from here on are events around the call, host "
+                               "launch latency included", p->name);
+                continue;
+            }
+            if (keep && push_sample(p, t, ro.rep.host_s)) bad = kpp_decide(sr, KP_ERROR, "harness", "out of memory");
+        }
+        if (bad || !keep) continue;
+        double el = kp_wall_s() - t0;
+        /* The budget may not cut a run short of its minimum samples, unless
+         * the candidate is so slow that five budgets have passed. */
+        if (parts[0].n < c->o->stop.min_samples && el < 5 * c->o->stop.budget_s) continue;
+        if (kp_stop_check(&c->o->stop, parts[0].t, parts[0].n, el, &settled)) break;
+        if (c->o->progress && parts[0].n % 50 == 0)
+            kpp_progress(c, "  %d samples, %.1f s, interval +-%.2f%%", parts[0].n, el,
+                         100 * kp_rel_halfwidth(parts[0].t, parts[0].n, 1));
+    }
+    free(perm);
+    /* Every timed call of every participant, accounted: the candidate's
+     * findings decide, a baseline's drop it. */
+    if (!bad) bad = kpp_account(c, &parts[0], sh, sr, "the timed calls", 0);
+    for (int k = 1; k < np && !bad; k++) kpp_account_baseline(c, &parts[k], sh, &bsr[k]);
+    /* A slow candidate may run out of budget before the minimum sample
+     * count; its timing still settled if even those few samples agree. */
+    if (!bad && !settled && parts[0].n >= 3 && kp_rel_halfwidth(parts[0].t, parts[0].n, 3) <= c->o->stop.target)
+        settled = 1;
+    if (!bad) {
+        fill_timing(c, sh, &parts[0], &sr->cand);
+        sr->cand.settled = settled;
+        sr->timed = 1;
+        /* Strongest baseline: the lowest median among those still standing. */
+        int best = -1;
+        for (int k = 1; k < np; k++) {
+            if (!parts[k].alive || parts[k].n < 3) continue;
+            double m = kp_median(parts[k].t, parts[k].n);
+            if (best < 0 || m < kp_median(parts[best].t, parts[best].n)) best = k;
+        }
+        if (best > 0) {
+            fill_timing(c, sh, &parts[best], &sr->base);
+            snprintf(sr->base_name, sizeof sr->base_name, "%s", parts[best].name);
+            int weak = FLAW(c, KP_FLAW_WEAK_BASE);
+            double bm = weak ? sr->base.mean : sr->base.median, cm = weak ? sr->cand.mean : sr->cand.median;
+            sr->speedup = cm > 0 ? bm / cm : 0;
+            kp_boot_ratio_ci(parts[best].t, parts[best].n, parts[0].t, parts[0].n, 0.95, 2000, kp_rng_next(&c->rng),
+                             &sr->speedup_lo, &sr->speedup_hi);
+        }
+        /* Sanity bounds. Speed of light first: an impossible time is the
+         * plainer evidence. The parent-side clock belongs to two flaws: a
+         * harness that times the launch has none, and neither has one that
+         * trusts whatever the process reports. */
+        if (!FLAW(c, KP_FLAW_WEAK_BASE)) speed_of_light(c, sh, sr, parts[0].t, parts[0].n);
+        if (!FLAW(c, KP_FLAW_WEAK_BASE) && !FLAW(c, KP_FLAW_LAUNCH) && sr->verdict == KP_PASS &&
+            parent_floor(c, &parts[0], sr->cand.median, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
+            if (sr->cand.parent_floor > 0 && sr->cand.median < 0.5 * sr->cand.parent_floor)
+                kpp_decide(sr, KP_REJECTED, "timer",
+                           "the reported median %.3g s is below half of what the parent's own clock measured "
+                           "around a batch of calls (%.3g s per call): the time was not measured honestly",
+                           sr->cand.median, sr->cand.parent_floor);
+        }
+        if (sr->verdict == KP_PASS) kpp_account(c, &parts[0], sh, sr, "the parent-clock batches", 0);
+        if (sr->verdict == KP_PASS && !settled)
+            kpp_decide(sr, KP_NOISY, "noise",
+                       "correct, but the timing never settled: the median's 95%% interval is +-%.2f%% after %d samples "
+                       "(target +-%.2f%%); pass --time-budget with more seconds or quiet the machine",
+                       100 * kp_rel_halfwidth(parts[0].t, parts[0].n, 2), parts[0].n, 100 * c->o->stop.target);
+    }
+    for (int i = 0; i < nsets; i++) kpp_iset_free(c->op, &sets[i]);
+    free(sets);
+    return sr->verdict != KP_PASS && sr->verdict != KP_NOISY;
+}
