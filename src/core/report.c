@@ -378,15 +378,7 @@ static void put_text(FILE *f, const char *s, size_t max, const char *indent)
         } else if ((c < 0x20 && c != '\t') || c == 0x7f) {
             fputc('?', f);
         } else if (c >= 0x80) {
-            /* Invalid UTF-8 and the C1 controls (U+0080..U+009F, among them
-             * a one-character CSI) are escapes too. */
-            size_t n = utf8_seq((const unsigned char *)s + i, len - i);
-            if (n == 0 || (c == 0xc2 && (unsigned char)s[i + 1] < 0xa0)) {
-                fputc('?', f);
-            } else {
-                fwrite(s + i, 1, n, f);
-                i += n - 1;
-            }
+            i += kp_report_put_high(f, s, i, len) - 1;
         } else {
             fputc((int)c, f);
         }
@@ -910,4 +902,18 @@ void kp_report_row(const kp_result *r, const kp_shape_result *sr, char cells[KP_
 size_t kp_report_utf8_seq(const unsigned char *p, size_t left)
 {
     return utf8_seq(p, left);
+}
+
+/* The character at s[i] (a byte >= 0x80) when it is valid UTF-8 and not a
+ * C1 control (U+0080..U+009F, among them a one-character CSI, is an escape
+ * too), '?' otherwise. Returns the bytes it stands for. */
+size_t kp_report_put_high(FILE *f, const char *s, size_t i, size_t len)
+{
+    size_t n = utf8_seq((const unsigned char *)s + i, len - i);
+    if (n == 0 || ((unsigned char)s[i] == 0xc2 && (unsigned char)s[i + 1] < 0xa0)) {
+        fputc('?', f);
+        return 1;
+    }
+    fwrite(s + i, 1, n, f);
+    return n;
 }

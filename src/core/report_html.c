@@ -36,13 +36,7 @@ static void esc(FILE *f, const char *s, size_t max)
         } else if (c < 0x20 || c == 0x7f) {
             fputc('?', f);
         } else if (c >= 0x80) {
-            size_t n = kp_report_utf8_seq((const unsigned char *)s + i, len - i);
-            if (n == 0 || (c == 0xc2 && (unsigned char)s[i + 1] < 0xa0)) {
-                fputc('?', f);
-            } else {
-                fwrite(s + i, 1, n, f);
-                i += n - 1;
-            }
+            i += kp_report_put_high(f, s, i, len) - 1;
         } else {
             fputc((int)c, f);
         }
