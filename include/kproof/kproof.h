@@ -173,6 +173,12 @@ struct kp_check {
     char why[200];        /* one line for people when !ok */
 };
 
+/* FNV-1a over n bytes, continuing from h (start with KP_FNV_START). */
+#define KP_FNV_START 0xcbf29ce484222325ull
+uint64_t kp_fnv1a_more(uint64_t h, const void *p, size_t n);
+/* Monotonic nanoseconds (CLOCK_MONOTONIC): the one clock of every process. */
+uint64_t kp_now_ns(void);
+
 /* 1 when a kernel name carries the mark of one of NVIDIA's libraries
  * (cuBLAS, cuBLASLt, CUTLASS, cuDNN): a candidate must be its own kernel. */
 int kp_is_library_kernel(const char *name);

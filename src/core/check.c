@@ -85,6 +85,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "kproof/kproof.h"
 #include "ops/op_priv.h"
@@ -239,4 +240,16 @@ int kp_is_library_kernel(const char *name) {
     for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
         if (strstr(name, marks[i])) return 1;
     return 0;
+}
+
+uint64_t kp_fnv1a_more(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t kp_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

@@ -76,15 +76,7 @@ typedef struct table {
     int *slot;      /* index into t->k, -1 empty */
 } table;
 
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
+static uint64_t hash(const char *s) { return kp_fnv1a_more(KP_FNV_START, s, strlen(s)); }
 
 static int table_grow(table *tb, const kp_trace *t)
 {

@@ -105,22 +105,14 @@ static int mkdir_p(const char *dir) {
     return 0;
 }
 
-static uint64_t fnv_more(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = (const unsigned char *)p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
 
 uint64_t kp_file_hash(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = KP_FNV_START;
     char buf[65536];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) h = fnv_more(h, buf, n);
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) h = kp_fnv1a_more(h, buf, n);
     fclose(f);
     return h;
 }
@@ -251,7 +243,7 @@ static uint64_t compiler_key(const char *cc) {
     kp_cleanup_drop(slot);
     if (rc != 0) return 0;
     out[strcspn(out, "\n")] = 0;
-    return fnv_more(0xcbf29ce484222325ull, out, strlen(out));
+    return kp_fnv1a_more(KP_FNV_START, out, strlen(out));
 }
 
 /* ---- what a build was made from ----------------------------------------------- *
@@ -322,7 +314,7 @@ static int parse_depfile(const char *path, char **list) {
  * a file is not a plain file (a device, /proc): such a build is never
  * reused. */
 static int deps_key(uint64_t key0, const char *list, uint64_t *key) {
-    uint64_t h = fnv_more(0xcbf29ce484222325ull, &key0, sizeof key0);
+    uint64_t h = kp_fnv1a_more(KP_FNV_START, &key0, sizeof key0);
     const char *p = list;
     while (p && *p) {
         size_t l = strcspn(p, "\n");
@@ -335,8 +327,8 @@ static int deps_key(uint64_t key0, const char *list, uint64_t *key) {
             stat(path, &st) || !S_ISREG(st.st_mode))
             return -1;
         uint64_t fh = kp_file_hash(path);
-        h = fnv_more(h, path, strlen(path) + 1);
-        h = fnv_more(h, &fh, sizeof fh);
+        h = kp_fnv1a_more(h, path, strlen(path) + 1);
+        h = kp_fnv1a_more(h, &fh, sizeof fh);
     }
     *key = h;
     return 0;
@@ -489,7 +481,7 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     argv[n++] = inc;
     int flags_end = n;
     uint64_t key = kp_file_hash(src);
-    for (int i = 1; i < flags_end; i++) key = fnv_more(key, argv[i], strlen(argv[i]) + 1);
+    for (int i = 1; i < flags_end; i++) key = kp_fnv1a_more(key, argv[i], strlen(argv[i]) + 1);
     /* The candidate's one header is part of what it is built from. */
     key ^= kp_file_hash(hdr) * 0x9E3779B97F4A7C15ull;
     if (backend == KP_BACKEND_HOST) {
@@ -498,7 +490,7 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
         FILE *ci = fopen("/proc/cpuinfo", "r");
         char line[512];
         while (ci && fgets(line, sizeof line, ci))
-            if (!strncmp(line, "model name", 10) || !strncmp(line, "flags", 5)) key = fnv_more(key, line, strlen(line));
+            if (!strncmp(line, "model name", 10) || !strncmp(line, "flags", 5)) key = kp_fnv1a_more(key, line, strlen(line));
         if (ci) fclose(ci);
     }
     uint64_t ck = compiler_key(cc);

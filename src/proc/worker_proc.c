@@ -44,11 +44,7 @@ struct kp_wk {
     int slot;             /* its entry in cleanup.h's list, -1 none */
 };
 
-double kp_wall_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+double kp_wall_s(void) { return (double)kp_now_ns() * 1e-9; }
 
 static const char *bin_dir(void) {
     static char dir[PATH_MAX];

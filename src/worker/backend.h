@@ -110,8 +110,7 @@ int kp_dev_persist_state(void);
  * set size), to see what a call kept for itself. */
 int64_t kp_dev_mem_used(void);
 
-/* Monotonic nanoseconds (CLOCK_MONOTONIC); defined in worker.c. */
-uint64_t kp_now_ns(void);
+/* kp_now_ns (kproof.h) is the worker's clock too. */
 
 #ifdef __cplusplus
 }

@@ -21,11 +21,6 @@
 #include "backend.h"
 #include "proto.h"
 
-uint64_t kp_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- state ----------------------------------------------------------------- */
 

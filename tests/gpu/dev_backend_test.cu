@@ -36,13 +36,6 @@ static int g_fail;
         }                                                                                                             \
     } while (0)
 
-/* The worker defines this; the backend declares it. */
-extern "C" uint64_t kp_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t cpu_cksum(const unsigned char *p, size_t n) {
     uint64_t s = 0;
     for (size_t i = 0; 4 * i < n; i++) {
