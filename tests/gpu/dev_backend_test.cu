@@ -588,7 +588,7 @@ static void expect_account(const char *what, int inside, int other_stream, int o
     printf("trace %-22s calls %d inside %d (other streams %d) outside %d load %d missing %d dropped %d\n", what,
            r->calls, r->ops_inside, r->ops_other_stream, r->ops_outside, r->ops_load, r->missing_marks, r->dropped);
     for (int i = 0; i < r->nshow; i++)
-        printf("  outside: %s stream %u where %d thread %d (tid %d) call %d, %.1f us outside, %.1f us long\n",
+        printf("  outside: %s stream %u where %d thread %d (tid %d) call no. %d, %.1f us outside, %.1f us long\n",
                r->show[i].name, r->show[i].stream, r->show[i].where, r->show[i].thread, r->show[i].tid, r->show[i].call,
                r->show[i].outside_s * 1e6, r->show[i].duration_s * 1e6);
     CHECK(r->supported == 1 && r->missing_marks == 0 && r->dropped == 0, "%s: trace incomplete", what);
