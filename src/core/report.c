@@ -899,11 +899,6 @@ void kp_report_row(const kp_result *r, const kp_shape_result *sr, char cells[KP_
     row_cells(r, sr, cells);
 }
 
-size_t kp_report_utf8_seq(const unsigned char *p, size_t left)
-{
-    return utf8_seq(p, left);
-}
-
 /* The character at s[i] (a byte >= 0x80) when it is valid UTF-8 and not a
  * C1 control (U+0080..U+009F, among them a one-character CSI, is an escape
  * too), '?' otherwise. Returns the bytes it stands for. */

@@ -15,8 +15,6 @@
  * (control characters already replaced). */
 void kp_report_titles(const kp_result *r, char cells[KP_REPORT_NCOLS][KP_REPORT_CELL]);
 void kp_report_row(const kp_result *r, const kp_shape_result *sr, char cells[KP_REPORT_NCOLS][KP_REPORT_CELL]);
-/* Length of the valid UTF-8 sequence at p, 0 when it is not one. */
-size_t kp_report_utf8_seq(const unsigned char *p, size_t left);
 /* Writes the byte-0x80-or-above character at s[i] if it is printable
  * UTF-8, '?' if not; returns the bytes it consumed. */
 size_t kp_report_put_high(FILE *f, const char *s, size_t i, size_t len);

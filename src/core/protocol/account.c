@@ -65,8 +65,7 @@ static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
 /* Asks the worker for its account of the device work since the last one
  * and judges it. `what` names the phase for the evidence. Decides the
  * shape on a finding; 0 otherwise. */
-int kpp_account(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr, const char *what, int baseline) {
-    (void)sh;
+int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int baseline) {
     if (c->o->backend != KP_BACKEND_CUDA || c->o->unaudited || !p->alive) return 0;
     kp_acct_rep *rep = (kp_acct_rep *)calloc(1, sizeof *rep);
     if (!rep) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
@@ -135,11 +134,11 @@ int kpp_account(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr, const 
 
 /* A baseline's account: a baseline that works outside its calls is
  * dropped with the reason, so every participant is held to one rule. */
-void kpp_account_baseline(ctx *c, part *p, const kp_shape *sh, kp_shape_result *bsr) {
+void kpp_account_baseline(ctx *c, part *p, kp_shape_result *bsr) {
     if (!p->alive) return;
     kp_shape_result tmp;
     memset(&tmp, 0, sizeof tmp);
-    int bad = kpp_account(c, p, sh, &tmp, "timing", 1);
+    int bad = kpp_account(c, p, &tmp, "timing", 1);
     if (bad || tmp.verdict != KP_PASS) {
         bsr->verdict = tmp.verdict;
         p->alive = 0;

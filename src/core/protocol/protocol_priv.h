@@ -113,8 +113,8 @@ int kpp_correctness_one_input(ctx *c, part *p, const kp_shape *sh, kp_shape_resu
 
 /* ---- the device-work account (account.c) ------------------------------------------ */
 
-int kpp_account(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr, const char *what, int baseline);
-void kpp_account_baseline(ctx *c, part *p, const kp_shape *sh, kp_shape_result *bsr);
+int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int baseline);
+void kpp_account_baseline(ctx *c, part *p, kp_shape_result *bsr);
 
 /* ---- phase 2 and the sanity bounds (timing.c) ------------------------------------- */
 

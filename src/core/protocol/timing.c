@@ -297,8 +297,8 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
     free(perm);
     /* Every timed call of every participant, accounted: the candidate's
      * findings decide, a baseline's drop it. */
-    if (!bad) bad = kpp_account(c, &parts[0], sh, sr, "the timed calls", 0);
-    for (int k = 1; k < np && !bad; k++) kpp_account_baseline(c, &parts[k], sh, &bsr[k]);
+    if (!bad) bad = kpp_account(c, &parts[0], sr, "the timed calls", 0);
+    for (int k = 1; k < np && !bad; k++) kpp_account_baseline(c, &parts[k], &bsr[k]);
     /* A slow candidate may run out of budget before the minimum sample
      * count; its timing still settled if even those few samples agree. */
     if (!bad && !settled && parts[0].n >= 3 && kp_rel_halfwidth(parts[0].t, parts[0].n, 3) <= c->o->stop.target)
@@ -336,7 +336,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                            "around a batch of calls (%.3g s per call): the time was not measured honestly",
                            sr->cand.median, sr->cand.parent_floor);
         }
-        if (sr->verdict == KP_PASS) kpp_account(c, &parts[0], sh, sr, "the parent-clock batches", 0);
+        if (sr->verdict == KP_PASS) kpp_account(c, &parts[0], sr, "the parent-clock batches", 0);
         if (sr->verdict == KP_PASS && !settled)
             kpp_decide(sr, KP_NOISY, "noise",
                        "correct, but the timing never settled: the median's 95%% interval is +-%.2f%% after %d samples "
