@@ -296,20 +296,21 @@ if meds:
 PY
 }
 
-# What device-work tracing costs: the best kernels at their canonical
-# shapes, each timed traced and --unaudited in turn (KP_TRACE_REPS rounds,
-# default 2), no baselines; tracecost/summary.{md,json} compares the medians.
+# What device-work tracing and the sandbox cost: the best kernels at their
+# canonical shapes, each timed traced (sandboxed, the default), --unaudited
+# and --no-sandbox in turn (KP_TRACE_REPS rounds, default 2), no baselines;
+# tracecost/summary.{md,json} compares the medians.
 stage_tracecost() {
   needs_gpu tracecost || return 0
   stamp "tracecost"
   local files f rep mode
-  files=${KP_TRACE_KERNELS:-$(ls kernels/softmax/cuda/f32-10-*.cu kernels/softmax/cuda/bf16-14-*.cu kernels/layernorm/cuda/f32-17-*.cu kernels/layernorm/cuda/bf16-23-*.cu kernels/sum/cuda/f32-05-*.cu 2>/dev/null)}
+  files=${KP_TRACE_KERNELS:-$(ls kernels/layernorm/cuda/bf16-23-*.cu kernels/layernorm/cuda/f32-17-*.cu kernels/softmax/cuda/f32-10-*.cu kernels/softmax/cuda/bf16-14-*.cu kernels/sum/cuda/f32-05-*.cu 2>/dev/null)}
   for f in $files; do
     for rep in $(seq 1 "${KP_TRACE_REPS:-2}"); do
-      for mode in traced unaudited; do
+      for mode in traced unaudited unsandboxed; do
         mkdir -p "$R/tracecost/$mode-$rep"
         eval_kernel "$f" "$R/tracecost/$mode-$rep" --shape-set canonical --no-baseline \
-          --time-budget "${KP_TRACE_BUDGET:-2}" $([ "$mode" = unaudited ] && echo --unaudited)
+          --time-budget "${KP_TRACE_BUDGET:-2}" $(case $mode in unaudited) echo --unaudited ;; unsandboxed) echo --no-sandbox ;; esac)
       done
     done
     pack

@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
-"""tracecost.py DIR: what device-work tracing costs, from gpu-check's
-tracecost stage (DIR/<traced|unaudited>-<round>/<op>-<kernel>.json).
+"""tracecost.py DIR: what device-work tracing and the sandbox cost, from
+gpu-check's tracecost stage (DIR/<traced|unaudited|unsandboxed>-<round>/<op>-<kernel>.json).
 
-Per kernel and shape: the median of the traced runs' medians and of the
-unaudited runs', their ratio, and the spread of each mode's medians across
-rounds (how far the same mode moves on its own). Writes DIR/summary.json
-and prints a markdown table."""
+Per kernel and shape: the median over rounds of each mode's medians, the
+cost of tracing (traced against unaudited, both sandboxed) and of the
+sandbox (traced against unsandboxed, both traced), and how far each mode's
+medians moved across rounds on their own (the noise a cost must exceed to
+count). Writes DIR/summary.json and prints a markdown table."""
 import glob
 import json
 import os
 import statistics
 import sys
+
+MODES = ("traced", "unaudited", "unsandboxed")
+
+
+def spread(v):
+    return (max(v) - min(v)) / min(v) if len(v) > 1 else 0.0
 
 
 def main():
@@ -26,30 +33,44 @@ def main():
         kern = os.path.basename(path)[: -len(".json")]
         for sh in d.get("shapes", []):
             t = sh.get("timing")
-            if not t or not t.get("median_s"):
+            if not t or not t.get("median_s") or sh.get("verdict") not in ("PASS", "NOISY"):
                 continue
             key = (kern, "x".join(str(v) for v in sh.get("shape", [])))
             runs.setdefault(key, {}).setdefault(mode, []).append(t["median_s"])
     rows = []
     for (kern, shape), m in sorted(runs.items()):
-        tr, un = m.get("traced", []), m.get("unaudited", [])
-        if not tr or not un:
+        if not m.get("traced"):
             continue
-        mt, mu = statistics.median(tr), statistics.median(un)
-        spread = max((max(v) - min(v)) / min(v) for v in (tr, un))
-        rows.append({"kernel": kern, "shape": shape, "traced_s": mt, "unaudited_s": mu,
-                     "cost_pct": 100 * (mt / mu - 1), "same_mode_spread_pct": 100 * spread,
-                     "rounds": min(len(tr), len(un))})
+        row = {"kernel": kern, "shape": shape, "rounds": len(m["traced"])}
+        for mode in MODES:
+            if m.get(mode):
+                row[mode + "_s"] = statistics.median(m[mode])
+                row[mode + "_spread_pct"] = 100 * spread(m[mode])
+        if "unaudited_s" in row:
+            row["tracing_cost_pct"] = 100 * (row["traced_s"] / row["unaudited_s"] - 1)
+        if "unsandboxed_s" in row:
+            row["sandbox_cost_pct"] = 100 * (row["traced_s"] / row["unsandboxed_s"] - 1)
+        rows.append(row)
     json.dump(rows, open(os.path.join(root, "summary.json"), "w"), indent=1)
-    print("| kernel | shape | traced | unaudited | tracing costs | same mode moved |")
-    print("| --- | --- | --- | --- | --- | --- |")
+
+    def us(r, k):
+        return f"{r[k] * 1e6:.2f} us" if k in r else "-"
+
+    def pct(r, k):
+        return f"{r[k]:+.2f}%" if k in r else "-"
+
+    print("| kernel | shape | traced | unaudited | unsandboxed | tracing costs | sandbox costs | same mode moved (max) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        print(f"| {r['kernel']} | {r['shape']} | {r['traced_s'] * 1e6:.2f} us | {r['unaudited_s'] * 1e6:.2f} us | "
-              f"{r['cost_pct']:+.2f}% | {r['same_mode_spread_pct']:.2f}% ({r['rounds']} rounds) |")
-    if rows:
-        worst = max(rows, key=lambda r: r["cost_pct"])
-        print(f"\nlargest cost: {worst['cost_pct']:+.2f}% ({worst['kernel']} at {worst['shape']}); "
-              f"median over rows {statistics.median(r['cost_pct'] for r in rows):+.2f}%")
+        moved = max(r.get(mode + "_spread_pct", 0) for mode in MODES)
+        print(f"| {r['kernel']} | {r['shape']} | {us(r, 'traced_s')} | {us(r, 'unaudited_s')} | {us(r, 'unsandboxed_s')} | "
+              f"{pct(r, 'tracing_cost_pct')} | {pct(r, 'sandbox_cost_pct')} | {moved:.2f}% ({r['rounds']} rounds) |")
+    for key, what in (("tracing_cost_pct", "tracing"), ("sandbox_cost_pct", "the sandbox")):
+        have = [r for r in rows if key in r]
+        if have:
+            worst = max(have, key=lambda r: abs(r[key]))
+            print(f"\n{what}: largest {worst[key]:+.2f}% ({worst['kernel']} at {worst['shape']}); "
+                  f"median over rows {statistics.median(r[key] for r in have):+.2f}%")
 
 
 if __name__ == "__main__":

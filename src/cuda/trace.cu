@@ -224,10 +224,14 @@ static int in_load(uint32_t c) { return in_range(c, g_load_lo, g_load_hi) || (!g
 
 /* ---- judging a record ------------------------------------------------------------- */
 
-static void add_outside(const op_rec *o, int where, int call, double outside) {
+/* Counts an operation outside; returns its shown record, or NULL once
+ * KP_ACCT_SHOW are shown. */
+static kp_acct_op *add_outside(const op_rec *o, int where, int call, double outside) {
     g_acc.ops_outside++;
+    if (where == KP_ACCT_OVERTIME)
+        g_acc.ops_overtime++;
     if (g_acc.nshow >= KP_ACCT_SHOW)
-        return;
+        return NULL;
     kp_acct_op *d = &g_acc.show[g_acc.nshow++];
     memset(d, 0, sizeof *d);
     snprintf(d->name, sizeof d->name, "%s", o->name);
@@ -240,6 +244,7 @@ static void add_outside(const op_rec *o, int where, int call, double outside) {
     int tid = other_tid(o->corr);
     d->thread = tid ? KP_ACCT_THREAD_OTHER : where == KP_ACCT_BETWEEN ? KP_ACCT_THREAD_UNKNOWN : KP_ACCT_THREAD_CALLER;
     d->tid = tid;
+    return d;
 }
 
 static void add_inside(const op_rec *o) {
@@ -285,17 +290,27 @@ static int judge(const op_rec *o, int final) {
             add_inside(o); /* run synchronously by the calling thread */
             return 1;
         }
-        uint64_t t1 = k->t1;
+        uint64_t c1 = k->t1;
         if (k->held && k->event_s > 0) {
             double cap = k->event_s * (1 + 1e-4) + KP_CAP_TOL_S;
-            uint64_t c1 = k->t0 + (uint64_t)(cap * 1e9);
-            if (c1 < t1)
-                t1 = c1;
+            uint64_t c = k->t0 + (uint64_t)(cap * 1e9);
+            if (c < c1)
+                c1 = c;
         }
         if (o->start < k->t0)
             add_outside(o, KP_ACCT_EARLY, call, secs(k->t0, o->start));
-        else if (o->end > t1)
-            add_outside(o, KP_ACCT_LATE, call, secs(o->end, t1));
+        else if (o->end > k->t1)
+            add_outside(o, KP_ACCT_LATE, call, secs(o->end, k->t1));
+        else if (o->end > c1 && !by && o->stream == g_given) {
+            /* Launched by the calling thread on the given stream inside the
+             * range, so queued before the stop event: it ended before the
+             * stop event did. Ending past start + the events' time, it
+             * proves that time short: the events were not read honestly. */
+            kp_acct_op *d = add_outside(o, KP_ACCT_OVERTIME, call, secs(o->end, c1));
+            if (d)
+                d->event_s = k->event_s;
+        } else if (o->end > c1)
+            add_outside(o, KP_ACCT_LATE, call, secs(o->end, c1));
         else
             add_inside(o);
         return 1;

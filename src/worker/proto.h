@@ -156,7 +156,8 @@ enum {
     KP_ACCT_EARLY,    /* launched in a call, started before its start mark */
     KP_ACCT_BETWEEN,  /* launched outside every call (another thread, or after the return) */
     KP_ACCT_LOAD,     /* launched while the candidate loaded, still running at the first call */
-    KP_ACCT_RACE      /* launched by another thread, its launch not returned when the call returned */
+    KP_ACCT_RACE,     /* launched by another thread, its launch not returned when the call returned */
+    KP_ACCT_OVERTIME  /* on the given stream before the stop event, yet ended after start + the events' time */
 };
 enum { KP_ACCT_THREAD_UNKNOWN = 0, KP_ACCT_THREAD_CALLER = 1, KP_ACCT_THREAD_OTHER = 2 };
 #define KP_ACCT_SHOW 8
@@ -171,13 +172,15 @@ typedef struct kp_acct_op {
     int32_t call;             /* calls since the last ACCOUNT, 0-based; -1 none */
     double outside_s;         /* how far outside its window it ran (BETWEEN, LOAD: its duration) */
     double duration_s;
+    double event_s;           /* OVERTIME: the events' time its call reported */
 } kp_acct_op;
 typedef struct kp_acct_rep {
     int32_t supported;        /* 0: no tracer (host, or it could not start: error says why) */
     int32_t calls;            /* calls accounted */
     int32_t ops_inside;       /* the candidate's operations inside their call's window */
     int32_t ops_other_stream; /* of those, on a stream other than the given one */
-    int32_t ops_outside;      /* operations outside every window */
+    int32_t ops_outside;      /* operations outside every window (OVERTIME ones included) */
+    int32_t ops_overtime;     /* of those, OVERTIME: the events' time contradicts the trace */
     int32_t ops_load;         /* operations launched while loading that ended before the first call */
     int32_t missing_marks;    /* calls whose window marks are missing from the trace */
     int32_t dropped;          /* records the tracer lost */

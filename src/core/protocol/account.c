@@ -22,9 +22,16 @@ static void acct_thread(const kp_acct_op *o, char *buf, size_t len) {
         snprintf(buf, len, "launched after the call returned");
 }
 
-/* The evidence for the first operation outside its window. */
-static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
+/* The evidence for the first shown operation outside its window, or the
+ * first that is not OVERTIME when `skip_overtime` (work outside is the
+ * graver finding). */
+static void acct_evidence(const kp_acct_rep *rep, int skip_overtime, char *buf, size_t len) {
     const kp_acct_op *o = &rep->show[0];
+    for (int i = 0; skip_overtime && i < rep->nshow && i < KP_ACCT_SHOW; i++)
+        if (rep->show[i].where != KP_ACCT_OVERTIME) {
+            o = &rep->show[i];
+            break;
+        }
     char who[96], fmt[48];
     acct_thread(o, who, sizeof who);
     kp_fmt_time(fmt, sizeof fmt, o->outside_s, o->outside_s);
@@ -47,6 +54,16 @@ static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
                  "operation(s) outside)",
                  acct_kind(o->kind), o->name, where, o->stream, who, rep->ops_outside);
         break;
+    case KP_ACCT_OVERTIME: {
+        char ev[48];
+        kp_fmt_time(ev, sizeof ev, o->event_s, o->event_s);
+        snprintf(buf, len,
+                 "%s %s on the given stream (id %u), queued before the stop event, ran until %s past the call's "
+                 "start plus the time its events reported (%s): the device's own record shows the call took longer "
+                 "than the reported time (%d operation(s) disagree)",
+                 acct_kind(o->kind), o->name, o->stream, fmt, ev, rep->ops_overtime);
+        break;
+    }
     case KP_ACCT_LOAD:
         snprintf(buf, len,
                  "%s %s on %s (id %u), launched while the candidate loaded, was still running %s into the first call "
@@ -95,10 +112,24 @@ int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int base
                          "the trace of %d of %d call(s) during %s lacks the marks kproof put around them: something in "
                          "the worker disturbed the tracer",
                          rep->missing_marks, rep->calls, what);
-    } else if (rep->ops_outside > 0 && !FLAW(c, KP_FLAW_LAUNCH)) {
-        char ev[300];
-        acct_evidence(rep, ev, sizeof ev);
+    } else if (rep->ops_outside > rep->ops_overtime && !FLAW(c, KP_FLAW_LAUNCH)) {
+        char ev[400];
+        acct_evidence(rep, 1, ev, sizeof ev);
         bad = kpp_decide(sr, KP_REJECTED, "account", "during %s: %s", what, ev);
+    } else if (rep->ops_overtime > 0 && !FLAW(c, KP_FLAW_LAUNCH) && !FLAW(c, KP_FLAW_WEAK_BASE)) {
+        /* The events' time is shorter than the work the trace saw before
+         * the stop event: the reported time is false, a timer finding.
+         * Timing defers it until the speed-of-light bound has spoken (an
+         * impossible time is the plainer evidence); the two flaws that
+         * trust the process's own times do not look. */
+        char ev[400];
+        acct_evidence(rep, 0, ev, sizeof ev);
+        if (!baseline && c->timer_defer) {
+            c->timer_pending = 1;
+            snprintf(c->timer_ev, sizeof c->timer_ev, "during %s: %s", what, ev);
+        } else {
+            bad = kpp_decide(sr, KP_REJECTED, "timer", "during %s: %s", what, ev);
+        }
     } else if (rep->library && !baseline && !c->o->allow_library && !FLAW(c, KP_FLAW_WEAK_BASE)) {
         /* A baseline may be a library wrapper (cuBLAS): that is what it is for. */
         bad = kpp_decide(sr, KP_REJECTED, "library",

@@ -52,6 +52,9 @@ typedef struct ctx {
     int flaws;
     kp_calib_rep calib;
     double shape_t0;
+    int timer_defer;       /* the candidate's events-vs-trace finding waits for the speed-of-light bound */
+    int timer_pending;     /* such a finding, kept in timer_ev */
+    char timer_ev[400];
 } ctx;
 
 #define FLAW(c, f) (((c)->flaws & (f)) != 0)

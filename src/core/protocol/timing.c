@@ -297,7 +297,9 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
     free(perm);
     /* Every timed call of every participant, accounted: the candidate's
      * findings decide, a baseline's drop it. */
+    c->timer_defer = 1, c->timer_pending = 0;
     if (!bad) bad = kpp_account(c, &parts[0], sr, "the timed calls", 0);
+    c->timer_defer = 0;
     for (int k = 1; k < np && !bad; k++) kpp_account_baseline(c, &parts[k], &bsr[k]);
     /* A slow candidate may run out of budget before the minimum sample
      * count; its timing still settled if even those few samples agree. */
@@ -328,6 +330,8 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
          * harness that times the launch has none, and neither has one that
          * trusts whatever the process reports. */
         if (!FLAW(c, KP_FLAW_WEAK_BASE)) speed_of_light(c, sh, sr, parts[0].t, parts[0].n);
+        if (c->timer_pending && sr->verdict == KP_PASS)
+            kpp_decide(sr, KP_REJECTED, "timer", "%s", c->timer_ev);
         if (!FLAW(c, KP_FLAW_WEAK_BASE) && !FLAW(c, KP_FLAW_LAUNCH) && sr->verdict == KP_PASS &&
             parent_floor(c, &parts[0], sr->cand.median, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
             if (sr->cand.parent_floor > 0 && sr->cand.median < 0.5 * sr->cand.parent_floor)
