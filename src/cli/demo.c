@@ -20,7 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/common.h"
+#include "cli/demo.h"
 #include "core/host_api.h"
 #include "proc/cleanup.h"
 #include "proc/sandbox.h"

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/common.h"
+#include "cli/worth.h"
 #include "core/host_api.h"
 #include "core/json.h"
 #include "kproof/worth.h"

@@ -44,8 +44,6 @@ struct kp_wk {
     int slot;             /* its entry in cleanup.h's list, -1 none */
 };
 
-double kp_wall_s(void) { return (double)kp_now_ns() * 1e-9; }
-
 static const char *bin_dir(void) {
     static char dir[PATH_MAX];
     const char *env = getenv("KPROOF_BIN_DIR");

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "proto.h"
+#include "proto/proto.h"
 
 
 /* ---- state ----------------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /* proto.c: framing for the private channel (see proto.h). */
-#include "proto.h"
+#include "proto/proto.h"
 
 #include <errno.h>
 #include <stdlib.h>
