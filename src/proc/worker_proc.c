@@ -145,20 +145,6 @@ static int read_deadline(kp_wk *w, void *p, size_t n, double deadline) {
     return 0;
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-    const char *c = (const char *)p;
-    while (n) {
-        ssize_t r = write(fd, c, n);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        c += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 static uint64_t random_u64(void) { return kp_entropy_seed(); }
 
 static int copy_file(const char *from, const char *to) {
@@ -396,7 +382,7 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
             return KP_WK_SYS;
         }
     }
-    if (write_all(w->req, &w->token, sizeof w->token)) {
+    if (kp_write_full(w->req, &w->token, sizeof w->token)) {
         snprintf(err, errlen, "cannot write to the worker");
         return finish_error(w, KP_WK_DIED, err, errlen, o->start_timeout_s);
     }
