@@ -59,7 +59,7 @@ int kp_cli_parse_u64(const char *flag, const char *s, uint64_t *out) {
 
 /* Does a GPU worker exist, and does a GPU answer? Decided by starting the
  * cuda worker on the project's naive sum kernel. */
-int kp_cli_cuda_usable(const char *root, const char *cache) {
+static int cuda_usable(const char *root, const char *cache) {
     if (!KP_HAVE_CUDA_BUILD) return 0;
     kp_wk *w = NULL;
     char err[600];
@@ -67,6 +67,10 @@ int kp_cli_cuda_usable(const char *root, const char *cache) {
     if (kp_trusted_start(KP_BACKEND_CUDA, root, cache, &w, err, sizeof err)) return 0;
     kp_wk_stop(w);
     return 1;
+}
+
+kp_backend kp_cli_auto_backend(const char *root, const char *cache) {
+    return cuda_usable(root, cache) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
 }
 
 const kp_op *kp_cli_op(const char *name, const char *dtype) {

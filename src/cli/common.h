@@ -16,8 +16,9 @@
 int kp_cli_parse_double(const char *flag, const char *s, double lo, double hi, double *out);
 int kp_cli_parse_u64(const char *flag, const char *s, uint64_t *out);
 const kp_op *kp_cli_op(const char *name, const char *dtype);
-/* 1 when the cuda worker is built and a GPU answers. */
-int kp_cli_cuda_usable(const char *root, const char *cache);
+/* The backend when none is named: cuda when its worker is built and a GPU
+ * answers, else host. */
+kp_backend kp_cli_auto_backend(const char *root, const char *cache);
 /* The folder part of a path ("." when it has none). */
 void kp_cli_dir_of(const char *path, char *dir, size_t len);
 /* A file written whole or not at all (a temporary file beside it, synced,

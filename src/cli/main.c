@@ -14,6 +14,7 @@
 #include "cli/demo.h"
 #include "cli/worth.h"
 #include "core/host_api.h"
+#include "kproof/backends.h"
 #include "proc/sandbox.h"
 
 static int g_stdout_closed; /* fd 1 was closed when kproof started */
@@ -245,7 +246,7 @@ static int cmd_init(int argc, char **argv) {
     }
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/kernels/%s/%s/%s-01-naive.%s", kp_default_root(), op->family, kp_backend_name(be),
-             kp_dtype_name(op->dtype), be == KP_BACKEND_HOST ? "c" : "cu");
+             kp_dtype_name(op->dtype), kp_backend_get(be)->src_ext);
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "kproof init: no starting point at %s (set KPROOF_ROOT to the kproof tree)\n", path);
@@ -279,7 +280,7 @@ static int cmd_calibrate(int argc, char **argv) {
             return KP_EXIT_USAGE;
         }
     } else {
-        be = kp_cli_cuda_usable(root, cache) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
+        be = kp_cli_auto_backend(root, cache);
     }
     kp_wk *w = NULL;
     char err[600] = "";
@@ -593,8 +594,7 @@ static int cmd_eval(int argc, char **argv) {
             return KP_EXIT_USAGE;
         }
     }
-    const char *ext = strrchr(file, '.');
-    const int is_cu = ext && !strcmp(ext, ".cu");
+    const kp_backend_info *file_be = kp_backend_for_file(file);
     if (backend) {
         if (kp_backend_parse(backend, &o.backend)) {
             fprintf(stderr, "kproof eval: unknown backend '%s' (host or cuda)\n", backend);
@@ -602,20 +602,19 @@ static int cmd_eval(int argc, char **argv) {
         }
         /* nvcc would build a .c file as C++ and the host compiler cannot
          * build CUDA: say which backend the file is for instead. */
-        if (is_cu != (o.backend == KP_BACKEND_CUDA)) {
-            fprintf(stderr, "kproof eval: %s is a %s candidate (%s); the %s backend takes %s files\n", file,
-                    is_cu ? "CUDA" : "host", is_cu ? ".cu" : "not .cu", kp_backend_name(o.backend),
-                    o.backend == KP_BACKEND_CUDA ? ".cu" : ".c");
+        if (file_be->id != o.backend) {
+            fprintf(stderr, "kproof eval: %s is a %s candidate (%s); the %s backend takes .%s files\n", file,
+                    file_be->title, file_be->files, kp_backend_name(o.backend), kp_backend_get(o.backend)->src_ext);
             return KP_EXIT_USAGE;
         }
     } else {
-        o.backend = is_cu ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
+        o.backend = file_be->id;
     }
-    /* A CPU's cold samples scatter more than a GPU's (a memory bus shared
-     * with other tenants, the scheduler): the host default asks for +-3%
-     * within 5 s per shape. */
-    if (o.backend == KP_BACKEND_HOST && !budget_set) o.stop.budget_s = 5;
-    if (o.backend == KP_BACKEND_HOST && !target_set) o.stop.target = 0.03;
+    /* The backend's own defaults (the host asks for +-3% within 5 s per
+     * shape: a CPU's cold samples scatter more than a GPU's). */
+    const kp_backend_info *bi = kp_backend_get(o.backend);
+    if (bi->eval_budget_s > 0 && !budget_set) o.stop.budget_s = bi->eval_budget_s;
+    if (bi->eval_target > 0 && !target_set) o.stop.target = bi->eval_target;
     if (fits_memory(o.op, o.shapes, o.nshapes)) return KP_EXIT_USAGE;
     if (out_file && out_writable(out_file)) return KP_EXIT_USAGE;
     if (g_stdout_closed && !out_file) {
