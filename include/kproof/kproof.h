@@ -178,6 +178,8 @@ struct kp_check {
 uint64_t kp_fnv1a_more(uint64_t h, const void *p, size_t n);
 /* Monotonic nanoseconds (CLOCK_MONOTONIC): the one clock of every process. */
 uint64_t kp_now_ns(void);
+/* The same clock in seconds. */
+double kp_wall_s(void);
 
 /* 1 when a kernel name carries the mark of one of NVIDIA's libraries
  * (cuBLAS, cuBLASLt, CUTLASS, cuDNN): a candidate must be its own kernel. */

@@ -20,8 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/common.h"
+#include "cli/demo.h"
 #include "core/host_api.h"
+#include "kproof/backends.h"
 #include "proc/cleanup.h"
 #include "proc/sandbox.h"
 
@@ -144,7 +146,7 @@ static int demo_env(kp_backend be, const char *root, const char *cache, kp_env *
 /* Medium shapes on the GPU so the demo stays short; the op's quick set on
  * the host. Edge and drawn shapes are added by the protocol as usual. */
 static int demo_shape(const kp_op *op, kp_backend be, kp_shape *s) {
-    if (be == KP_BACKEND_HOST) return 0;
+    if (!kp_backend_get(be)->demo_medium_shapes) return 0;
     memset(s, 0, sizeof *s);
     s->nd = op->nd;
     if (!strcmp(op->family, "matmul")) s->d[0] = s->d[1] = s->d[2] = 2048;
@@ -426,8 +428,9 @@ static void run_cell(const demo_cfg *g, row *r, int m) {
      * slowest honest call in the demo (the naive matmul at 2048^3, a batch
      * of the parent clock) takes well under a second, and a held stream
      * gives up after KP_BLOCK_TIMEOUT_S. */
-    o.timeout_s = g->be == KP_BACKEND_HOST ? 10 : 4;
-    o.stop.budget_s = g->budget > 0 ? g->budget : (g->be == KP_BACKEND_HOST ? 0.3 : 0.5);
+    const kp_backend_info *bi = kp_backend_get(g->be);
+    o.timeout_s = bi->demo_timeout_s;
+    o.stop.budget_s = g->budget > 0 ? g->budget : bi->demo_budget_s;
     o.stop.min_samples = 5;
     o.stop.target = 0.03;
     /* A demo, not a benchmark: 8 rotating sets, one baseline, and edge and
@@ -440,7 +443,7 @@ static void run_cell(const demo_cfg *g, row *r, int m) {
     /* One baseline: the library or the project's best in rigorous columns,
      * the naive kernel under weak-base. */
     o.max_baselines = 1;
-    o.max_elems = g->be == KP_BACKEND_HOST ? 1 << 18 : 1 << 22;
+    o.max_elems = bi->demo_max_elems;
     kp_shape s;
     if (demo_shape(op, g->be, &s)) {
         o.shapes[0] = s;
@@ -627,10 +630,11 @@ int kp_cli_demo(int argc, char **argv) {
             return KP_EXIT_USAGE;
         }
     } else {
-        be = kp_cli_cuda_usable(root, cache) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
-        if (be == KP_BACKEND_HOST) fprintf(stderr, "[demo] no GPU answered: running on the host backend (the CPU)\n");
+        be = kp_cli_auto_backend(root, cache);
+        if (!kp_backend_get(be)->gpu) fprintf(stderr, "[demo] no GPU answered: running on the host backend (the CPU)\n");
     }
-    const char *ext = be == KP_BACKEND_HOST ? ".c" : ".cu";
+    char ext[16];
+    snprintf(ext, sizeof ext, ".%s", kp_backend_get(be)->src_ext);
     kp_env env;
     if (demo_env(be, root, cache, &env)) return KP_EXIT_INTERNAL;
 
@@ -692,7 +696,7 @@ int kp_cli_demo(int argc, char **argv) {
         for (int m = 0; m < NMODES; m++) total += runs_in(&rows[i], m);
     double t0 = kp_wall_s(), phase_total[KP_NPHASES] = {0};
     demo_cfg cfg = {be, root, cache, &env, budget};
-    if (jobs <= 0) jobs = be == KP_BACKEND_HOST ? 1 : default_jobs();
+    if (jobs <= 0) jobs = kp_backend_get(be)->demo_parallel ? default_jobs() : 1;
     if (jobs > 1) run_parallel(&cfg, rows, nr, jobs, mdfile, json, t0);
     else {
         int done = 0;

@@ -10,9 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/common.h"
+#include "cli/demo.h"
+#include "cli/worth.h"
 #include "core/host_api.h"
-#include "kp_config.h"
+#include "kproof/backends.h"
 #include "proc/sandbox.h"
 
 static int g_stdout_closed; /* fd 1 was closed when kproof started */
@@ -155,73 +157,6 @@ static int cmd_help_run(int argc, char **argv) {
 
 /* ---- argument helpers ---------------------------------------------------------- */
 
-/* Plain decimal: digits, one point, an exponent; no sign, space, hex,
- * inf or nan (strtod takes all of them). */
-static int decimal_syntax(const char *s) {
-    const char *p = s;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9') p++, digits++;
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9') p++, digits++;
-    }
-    if (!digits) return 0;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-') p++;
-        if (!(*p >= '0' && *p <= '9')) return 0;
-        while (*p >= '0' && *p <= '9') p++;
-    }
-    return *p == 0;
-}
-
-int kp_cli_parse_double(const char *flag, const char *s, double lo, double hi, double *out) {
-    char *end = NULL;
-    errno = 0;
-    double v = decimal_syntax(s) ? strtod(s, &end) : 0;
-    if (!decimal_syntax(s) || errno || !end || *end || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "kproof: %s expects a number in [%g, %g], got '%s'\n", flag, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* Decimal digits only: no sign, no spaces, no 0x or leading-0 octal. */
-int kp_cli_parse_u64(const char *flag, const char *s, uint64_t *out) {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
-    if (errno || !end || end == s || *end) {
-        fprintf(stderr, "kproof: %s expects a non-negative decimal integer, got '%s'\n", flag, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* Does a GPU worker exist, and does a GPU answer? Decided by starting the
- * cuda worker on the project's naive sum kernel. */
-int kp_cli_cuda_usable(const char *root, const char *cache) {
-    if (!KP_HAVE_CUDA_BUILD) return 0;
-    kp_wk *w = NULL;
-    char err[600];
-    kp_devlock_open_backend(KP_BACKEND_CUDA); /* calibration measures: nobody else on the device */
-    if (kp_trusted_start(KP_BACKEND_CUDA, root, cache, &w, err, sizeof err)) return 0;
-    kp_wk_stop(w);
-    return 1;
-}
-
-const kp_op *kp_cli_op(const char *name, const char *dtype) {
-    const kp_op *op = kp_op_resolve(name, dtype);
-    if (!op) {
-        fprintf(stderr, "kproof: unknown op '%s'%s%s (known:", name, dtype ? " with dtype " : "", dtype ? dtype : "");
-        for (int i = 0; i < kp_op_count(); i++) fprintf(stderr, " %s", kp_op_at(i)->name);
-        fprintf(stderr, ")\n");
-    }
-    return op;
-}
-
 /* ---- list, spec, init ---------------------------------------------------------- */
 
 static int cmd_list(void) {
@@ -311,7 +246,7 @@ static int cmd_init(int argc, char **argv) {
     }
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/kernels/%s/%s/%s-01-naive.%s", kp_default_root(), op->family, kp_backend_name(be),
-             kp_dtype_name(op->dtype), be == KP_BACKEND_HOST ? "c" : "cu");
+             kp_dtype_name(op->dtype), kp_backend_get(be)->src_ext);
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "kproof init: no starting point at %s (set KPROOF_ROOT to the kproof tree)\n", path);
@@ -345,7 +280,7 @@ static int cmd_calibrate(int argc, char **argv) {
             return KP_EXIT_USAGE;
         }
     } else {
-        be = kp_cli_cuda_usable(root, cache) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
+        be = kp_cli_auto_backend(root, cache);
     }
     kp_wk *w = NULL;
     char err[600] = "";
@@ -378,7 +313,7 @@ static int cmd_calibrate(int argc, char **argv) {
 
 /* ---- eval --------------------------------------------------------------------------- */
 
-int kp_cli_exit_code(kp_verdict v) {
+static int exit_code(kp_verdict v) {
     switch (v) {
     case KP_PASS: return 0;
     case KP_WRONG: return 1;
@@ -430,19 +365,11 @@ static void record_sandbox(kp_result *r) {
                      kp_sb_defence_name(b), kp_sb_defence_gap(b));
 }
 
-static void dir_of(const char *path, char *dir, size_t len) {
-    snprintf(dir, len, "%s", path);
-    char *s = strrchr(dir, '/');
-    if (!s) snprintf(dir, len, ".");
-    else if (s == dir) dir[1] = 0;
-    else *s = 0;
-}
-
 /* --out FILE: its folder takes a new file (checked before the run, not
  * after it); no sandboxed child may write there. */
 static int out_writable(const char *path) {
     char dir[PATH_MAX], probe[PATH_MAX + 32];
-    dir_of(path, dir, sizeof dir);
+    kp_cli_dir_of(path, dir, sizeof dir);
     snprintf(probe, sizeof probe, "%s/.kproof-out-XXXXXX", dir);
     int fd = mkstemp(probe);
     if (fd < 0) {
@@ -457,40 +384,6 @@ static int out_writable(const char *path) {
         return -1;
     }
     kp_sb_protect(dir);
-    return 0;
-}
-
-/* A file whole or not at all: written to a temporary file beside it,
- * synced, then renamed over it. open returns NULL with why set. */
-FILE *kp_cli_atomic_open(const char *path, char *tmp, size_t tmplen, char *why, size_t len) {
-    char dir[PATH_MAX];
-    dir_of(path, dir, sizeof dir);
-    snprintf(tmp, tmplen, "%s/.kproof-out-XXXXXX", dir);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(why, len, "%s", strerror(errno));
-        return NULL;
-    }
-    fchmod(fd, 0644);
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        snprintf(why, len, "%s", strerror(errno));
-        close(fd);
-        unlink(tmp);
-    }
-    return f;
-}
-
-int kp_cli_atomic_close(FILE *f, const char *tmp, const char *path, char *why, size_t len) {
-    int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
-    int e = errno;
-    if (fclose(f) != 0 && !bad) bad = 1, e = errno;
-    if (!bad && rename(tmp, path) != 0) bad = 1, e = errno;
-    if (bad) {
-        snprintf(why, len, "%s", strerror(e));
-        unlink(tmp);
-        return -1;
-    }
     return 0;
 }
 
@@ -701,8 +594,7 @@ static int cmd_eval(int argc, char **argv) {
             return KP_EXIT_USAGE;
         }
     }
-    const char *ext = strrchr(file, '.');
-    const int is_cu = ext && !strcmp(ext, ".cu");
+    const kp_backend_info *file_be = kp_backend_for_file(file);
     if (backend) {
         if (kp_backend_parse(backend, &o.backend)) {
             fprintf(stderr, "kproof eval: unknown backend '%s' (host or cuda)\n", backend);
@@ -710,20 +602,19 @@ static int cmd_eval(int argc, char **argv) {
         }
         /* nvcc would build a .c file as C++ and the host compiler cannot
          * build CUDA: say which backend the file is for instead. */
-        if (is_cu != (o.backend == KP_BACKEND_CUDA)) {
-            fprintf(stderr, "kproof eval: %s is a %s candidate (%s); the %s backend takes %s files\n", file,
-                    is_cu ? "CUDA" : "host", is_cu ? ".cu" : "not .cu", kp_backend_name(o.backend),
-                    o.backend == KP_BACKEND_CUDA ? ".cu" : ".c");
+        if (file_be->id != o.backend) {
+            fprintf(stderr, "kproof eval: %s is a %s candidate (%s); the %s backend takes .%s files\n", file,
+                    file_be->title, file_be->files, kp_backend_name(o.backend), kp_backend_get(o.backend)->src_ext);
             return KP_EXIT_USAGE;
         }
     } else {
-        o.backend = is_cu ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
+        o.backend = file_be->id;
     }
-    /* A CPU's cold samples scatter more than a GPU's (a memory bus shared
-     * with other tenants, the scheduler): the host default asks for +-3%
-     * within 5 s per shape. */
-    if (o.backend == KP_BACKEND_HOST && !budget_set) o.stop.budget_s = 5;
-    if (o.backend == KP_BACKEND_HOST && !target_set) o.stop.target = 0.03;
+    /* The backend's own defaults (the host asks for +-3% within 5 s per
+     * shape: a CPU's cold samples scatter more than a GPU's). */
+    const kp_backend_info *bi = kp_backend_get(o.backend);
+    if (bi->eval_budget_s > 0 && !budget_set) o.stop.budget_s = bi->eval_budget_s;
+    if (bi->eval_target > 0 && !target_set) o.stop.target = bi->eval_target;
     if (fits_memory(o.op, o.shapes, o.nshapes)) return KP_EXIT_USAGE;
     if (out_file && out_writable(out_file)) return KP_EXIT_USAGE;
     if (g_stdout_closed && !out_file) {
@@ -758,7 +649,7 @@ static int cmd_eval(int argc, char **argv) {
         return KP_EXIT_INTERNAL;
     }
     record_sandbox(&r);
-    int code = kp_cli_exit_code(r.verdict);
+    int code = exit_code(r.verdict);
     if (out_file) {
         char why[300];
         g_out_used = 1;

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/common.h"
+#include "cli/worth.h"
 #include "core/host_api.h"
 #include "core/json.h"
 #include "kproof/worth.h"
@@ -248,7 +249,7 @@ static int this_device(const char *backend, kp_env *e, char *err, size_t len)
             return KP_EXIT_USAGE;
         }
     } else {
-        be = kp_cli_cuda_usable(root, cache) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
+        be = kp_cli_auto_backend(root, cache);
     }
     kp_wk *w = NULL;
     kp_devlock_open_backend(be);

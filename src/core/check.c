@@ -253,3 +253,5 @@ uint64_t kp_now_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+double kp_wall_s(void) { return (double)kp_now_ns() * 1e-9; }

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "kproof/kproof.h"
-#include "worker/proto.h"
+#include "proto/proto.h"
 
 /* ---- workers ---------------------------------------------------------------- */
 
@@ -52,7 +52,6 @@ const char *kp_wk_log(const kp_wk *w, int64_t *total_bytes);
 void kp_wk_stop(kp_wk *w);
 /* 0 when the worker executable of this backend is built; else err says so. */
 int kp_wk_available(kp_backend b, char *err, size_t errlen);
-double kp_wall_s(void); /* monotonic seconds */
 /* The device lock (devlock.c): opens the lock of this process's device
  * (0 ok, -1 none: then nothing is locked); hold(1)/hold(0) take and give
  * it, re-entrant. kp_wk_call, kp_wk_start and kp_wk_stop hold it. */

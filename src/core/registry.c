@@ -76,21 +76,6 @@ double kp_load(const void *buf, kp_dtype t, int64_t i) { return kp_ld(buf, t, i)
 
 int kp_is_poison(const void *buf, kp_dtype t, int64_t i) { return kp_poison_at(buf, t, i); }
 
-const char *kp_backend_name(kp_backend b) { return b == KP_BACKEND_CUDA ? "cuda" : "host"; }
-
-int kp_backend_parse(const char *s, kp_backend *out) {
-    if (!s) return -1;
-    if (strcmp(s, "host") == 0 || strcmp(s, "cpu") == 0) {
-        *out = KP_BACKEND_HOST;
-        return 0;
-    }
-    if (strcmp(s, "cuda") == 0 || strcmp(s, "gpu") == 0) {
-        *out = KP_BACKEND_CUDA;
-        return 0;
-    }
-    return -1;
-}
-
 /* ===== shapes ============================================================ */
 
 int kp_shape_format(const kp_shape *s, char *buf, size_t len) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kproof/kproof.h"
+#include "kproof/backends.h"
 #include "kproof/worth.h"
 #include "core/report_priv.h"
 
@@ -724,7 +725,7 @@ void kp_print_json(FILE *f, const kp_result *r)
     }
     jw_str(&w, "backend", kp_backend_name(r->backend));
     jw_strn(&w, "protocol", r->protocol);
-    jw_bool(&w, "audited", r->backend == KP_BACKEND_CUDA && !r->unaudited);
+    jw_bool(&w, "audited", kp_backend_get(r->backend)->has_tracer && !r->unaudited);
     /* A string: 64-bit seeds do not survive a trip through a double. */
     char seed[24];
     snprintf(seed, sizeof seed, "%" PRIu64, r->seed);

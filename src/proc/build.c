@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/host_api.h"
+#include "kproof/backends.h"
 #include "proc/cleanup.h"
 #include "proc/sandbox.h"
 
@@ -440,43 +441,14 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     char *argv[40];
     int n = 0;
     build_limits lim;
-    if (backend == KP_BACKEND_HOST) {
-        cc = getenv("CC");
-        if (!cc || !*cc) cc = "cc";
-        argv[n++] = (char *)cc;
-        argv[n++] = (char *)"-std=c11";
-        argv[n++] = (char *)"-O3";
-        argv[n++] = (char *)"-march=native";
-        argv[n++] = (char *)"-fPIC";
-        argv[n++] = (char *)"-shared";
-        argv[n++] = (char *)"-D_GNU_SOURCE";
-        argv[n++] = (char *)"-Wall";
-        argv[n++] = (char *)"-x";
-        argv[n++] = (char *)"c";
-        lim.as = (int64_t)2 << 30;
-        lim.fsize = (int64_t)256 << 20;
-        lim.time_s = env_seconds("KPROOF_BUILD_TIMEOUT", 120);
-    } else {
-        cc = getenv("NVCC");
-        if (!cc || !*cc) cc = "nvcc";
-        argv[n++] = (char *)cc;
-        argv[n++] = (char *)"-O3";
-        argv[n++] = (char *)"-std=c++17";
-        argv[n++] = (char *)"-shared";
-        argv[n++] = (char *)"-Xcompiler";
-        argv[n++] = (char *)"-fPIC";
-        /* One CUDA runtime in the worker: the candidate's launch errors
-         * must be visible to the worker's cudaGetLastError. */
-        argv[n++] = (char *)"-cudart";
-        argv[n++] = (char *)"shared";
-        argv[n++] = (char *)"-gencode";
-        argv[n++] = (char *)"arch=compute_90a,code=sm_90a";
-        argv[n++] = (char *)"-x";
-        argv[n++] = (char *)"cu";
-        lim.as = (int64_t)8 << 30; /* per process: nvcc, cicc, ptxas each */
-        lim.fsize = (int64_t)2 << 30;
-        lim.time_s = env_seconds("KPROOF_BUILD_TIMEOUT", 600);
-    }
+    const kp_backend_info *bi = kp_backend_get(backend);
+    cc = getenv(bi->compiler_env);
+    if (!cc || !*cc) cc = bi->compiler;
+    argv[n++] = (char *)cc;
+    for (const char *const *fl = bi->cflags; *fl; fl++) argv[n++] = (char *)*fl;
+    lim.as = bi->build_as_limit;
+    lim.fsize = bi->build_fsize_limit;
+    lim.time_s = env_seconds("KPROOF_BUILD_TIMEOUT", bi->build_timeout_s);
     lim.output = (int64_t)8 << 20;
     argv[n++] = inc;
     int flags_end = n;
@@ -484,7 +456,7 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     for (int i = 1; i < flags_end; i++) key = kp_fnv1a_more(key, argv[i], strlen(argv[i]) + 1);
     /* The candidate's one header is part of what it is built from. */
     key ^= kp_file_hash(hdr) * 0x9E3779B97F4A7C15ull;
-    if (backend == KP_BACKEND_HOST) {
+    if (bi->build_for_cpu) {
         /* -march=native means "this CPU": a cache shared between machines
          * must not hand one CPU's build to another. */
         FILE *ci = fopen("/proc/cpuinfo", "r");
@@ -496,7 +468,7 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     uint64_t ck = compiler_key(cc);
     if (ck == 0) {
         snprintf(log, loglen, "cannot run the compiler '%s' (set %s to choose another)", cc,
-                 backend == KP_BACKEND_HOST ? "CC" : "NVCC");
+                 bi->compiler_env);
         return -2;
     }
     key ^= ck;
@@ -554,12 +526,7 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     argv[n++] = (char *)src;
     argv[n++] = (char *)"-o";
     argv[n++] = out_so;
-    if (backend == KP_BACKEND_HOST) {
-        argv[n++] = (char *)"-lpthread";
-        argv[n++] = (char *)"-lm";
-    } else {
-        argv[n++] = (char *)"-lcublas";
-    }
+    for (const char *const *lib = bi->libs; *lib; lib++) argv[n++] = (char *)*lib;
     argv[n] = NULL;
     int rc = run_capture(argv, log, loglen, &lim, slot, stage);
     int ret = 0;

@@ -6,13 +6,14 @@
 #include <string.h>
 
 #include "core/host_api.h"
+#include "kproof/backends.h"
 #include "proc/sandbox.h"
 
 int kp_trusted_start(kp_backend be, const char *root, const char *cache, kp_wk **w, char *err, size_t len) {
     char src[PATH_MAX], so[PATH_MAX], log[2048];
     *w = NULL;
     snprintf(src, sizeof src, "%s/kernels/sum/%s/f32-01-naive.%s", root, kp_backend_name(be),
-             be == KP_BACKEND_HOST ? "c" : "cu");
+             kp_backend_get(be)->src_ext);
     if (kp_build(be, src, root, cache, so, sizeof so, log, sizeof log)) {
         snprintf(err, len, "cannot build %s: %s", src, log);
         return -1;
@@ -23,7 +24,7 @@ int kp_trusted_start(kp_backend be, const char *root, const char *cache, kp_wk *
     char e2[300] = "";
     if (kp_wk_start(&wo, w, &h, e2, sizeof e2) != KP_WK_OK || h.status != KP_LOAD_OK) {
         snprintf(err, len, "cannot start the %s worker: %s%s", kp_backend_name(be), h.error[0] ? h.error : e2,
-                 be == KP_BACKEND_CUDA ? " (no usable GPU here? the host backend runs .c candidates on the CPU)" : "");
+                 kp_backend_get(be)->trusted_fail_hint);
         if (*w) kp_wk_stop(*w);
         *w = NULL;
         return -1;

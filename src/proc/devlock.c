@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "core/host_api.h"
+#include "kproof/backends.h"
 
 static int lock_fd = -1, depth = 0, announce = 0;
 static char lock_path[512], lock_key[128];
@@ -36,16 +37,18 @@ static double wait_total, held_total, held_since;
 
 static int kp_devlock_open(const char *key);
 
-/* The device's name, the same for every process that would use it: on
- * cuda the first entry of CUDA_VISIBLE_DEVICES (device 0 when unset), known
+/* The device's name, the same for every process that would use it: the
+ * backend's name, and on a backend with a device variable (cuda:
+ * CUDA_VISIBLE_DEVICES) its first entry (device 0 when unset), known
  * before any worker starts. A GPU named by index in one process and by
  * UUID in another gets two locks: name GPUs one way on a shared machine. */
 int kp_devlock_open_backend(kp_backend be) {
     char key[160];
-    if (be == KP_BACKEND_HOST) return kp_devlock_open("host");
-    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    const kp_backend_info *bi = kp_backend_get(be);
+    if (!bi->lock_env) return kp_devlock_open(bi->name);
+    const char *v = getenv(bi->lock_env);
     size_t n = v ? strcspn(v, ",") : 0;
-    snprintf(key, sizeof key, "cuda-%.*s", n ? (int)n : 1, n ? v : "0");
+    snprintf(key, sizeof key, "%s-%.*s", bi->name, n ? (int)n : 1, n ? v : "0");
     return kp_devlock_open(key);
 }
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/host_api.h"
+#include "kproof/backends.h"
 #include "proc/cleanup.h"
 #include "proc/sandbox.h"
 
@@ -43,8 +44,6 @@ struct kp_wk {
     char tmpdir[64];      /* private copy of the candidate's build */
     int slot;             /* its entry in cleanup.h's list, -1 none */
 };
-
-double kp_wall_s(void) { return (double)kp_now_ns() * 1e-9; }
 
 static const char *bin_dir(void) {
     static char dir[PATH_MAX];
@@ -147,20 +146,6 @@ static int read_deadline(kp_wk *w, void *p, size_t n, double deadline) {
     return 0;
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-    const char *c = (const char *)p;
-    while (n) {
-        ssize_t r = write(fd, c, n);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        c += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 static uint64_t random_u64(void) { return kp_entropy_seed(); }
 
 static int copy_file(const char *from, const char *to) {
@@ -239,7 +224,7 @@ int kp_wk_available(kp_backend b, char *err, size_t errlen) {
     snprintf(exe, sizeof exe, "%s/kproof-worker-%s", bin_dir(), kp_backend_name(b));
     if (access(exe, X_OK) == 0) return 0;
     snprintf(err, errlen, "the %s backend is not built here (no %s)%s", kp_backend_name(b), exe,
-             b == KP_BACKEND_CUDA ? ": build kproof where the CUDA toolkit (nvcc) is installed to evaluate .cu candidates" : "");
+             kp_backend_get(b)->worker_missing_hint);
     return -1;
 }
 
@@ -353,11 +338,12 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
             setenv("TMPDIR", w->tmpdir, 1);
             kp_sb_spec s;
             memset(&s, 0, sizeof s);
-            s.kind = o->backend == KP_BACKEND_CUDA ? KP_SB_CUDA_WORKER : KP_SB_HOST_WORKER;
+            const kp_backend_info *bi = kp_backend_get(o->backend);
+            s.kind = bi->gpu ? KP_SB_CUDA_WORKER : KP_SB_HOST_WORKER;
             s.stage = w->tmpdir;
-            /* The CUDA driver maps huge virtual ranges: no address-space
-             * limit there. */
-            s.as_limit = o->backend == KP_BACKEND_HOST ? o->mem_limit : 0;
+            /* No address-space limit where the backend takes none (the
+             * CUDA driver maps huge virtual ranges). */
+            s.as_limit = bi->worker_mem_limit ? o->mem_limit : 0;
             s.fsize_limit = (int64_t)16 << 20; /* no file of a worker needs more */
             s.cpu_limit_s = 3600;
             s.keep[0] = fd_in;
@@ -398,7 +384,7 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
             return KP_WK_SYS;
         }
     }
-    if (write_all(w->req, &w->token, sizeof w->token)) {
+    if (kp_write_full(w->req, &w->token, sizeof w->token)) {
         snprintf(err, errlen, "cannot write to the worker");
         return finish_error(w, KP_WK_DIED, err, errlen, o->start_timeout_s);
     }

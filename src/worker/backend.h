@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "kproof/kproof.h"
-#include "proto.h"
+#include "proto/proto.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "proto.h"
+#include "kproof/backends.h"
+#include "proto/proto.h"
 
 
 /* ---- state ----------------------------------------------------------------- */
@@ -483,7 +484,7 @@ int main(int argc, char **argv) {
     memset(canary, KP_CANARY_BYTE, sizeof canary);
     g_canary_cksum = kp_cksum(canary, sizeof canary);
 
-    g_with_stream = kp_dev_kind == KP_BACKEND_CUDA;
+    g_with_stream = kp_backend_get(kp_dev_kind)->stream_arg;
     g_op = kp_op_find(argv[3]);
     if (!g_op) {
         hello(KP_LOAD_OP, "unknown op '%s'", argv[3]);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/protocol/protocol_priv.h"
+#include "kproof/backends.h"
 
 /* ---- accounting: every device operation, every call (cuda) ----------------------- */
 
@@ -83,7 +84,7 @@ static void acct_evidence(const kp_acct_rep *rep, int skip_overtime, char *buf, 
  * and judges it. `what` names the phase for the evidence. Decides the
  * shape on a finding; 0 otherwise. */
 int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int baseline) {
-    if (c->o->backend != KP_BACKEND_CUDA || c->o->unaudited || !p->alive) return 0;
+    if (!kp_backend_get(c->o->backend)->has_tracer || c->o->unaudited || !p->alive) return 0;
     kp_acct_rep *rep = (kp_acct_rep *)calloc(1, sizeof *rep);
     if (!rep) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
     char err[300];

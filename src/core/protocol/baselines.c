@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/protocol/protocol_priv.h"
+#include "kproof/backends.h"
 
 /* ---- shapes, baselines, calibration ----------------------------------------------- */
 
@@ -18,16 +19,19 @@ static int64_t largest_buf(const kp_op *op, const kp_shape *s) {
     return m;
 }
 
-/* Edge shapes a CPU can afford in a test run; and the caller's own cap. */
+/* The backend's cap on edge shapes (what a CPU can afford in a test run);
+ * and the caller's own cap. */
 static int skip_shape(const ctx *c, const kp_shape *s) {
     if (c->o->max_elems > 0 && largest_buf(c->op, s) > c->o->max_elems) return 1;
-    return c->o->backend == KP_BACKEND_HOST && (c->op->flops(s) > 1e9 || c->op->min_bytes(s) > (40.0 * (1 << 20)));
+    const kp_backend_info *bi = kp_backend_get(c->o->backend);
+    return (bi->edge_max_flops > 0 && c->op->flops(s) > bi->edge_max_flops) ||
+           (bi->edge_max_bytes > 0 && c->op->min_bytes(s) > bi->edge_max_bytes);
 }
 
 int kpp_pick_shapes(ctx *c, shape_item *items, int cap) {
     const kp_eval_opts *o = c->o;
     int n = 0;
-    int host = o->backend == KP_BACKEND_HOST;
+    const kp_backend_info *bi = kp_backend_get(o->backend);
     int sets = o->shape_sets;
     int fixed_only = FLAW(c, KP_FLAW_ONE_INPUT) || FLAW(c, KP_FLAW_WARM);
     if (o->nshapes > 0) {
@@ -35,7 +39,7 @@ int kpp_pick_shapes(ctx *c, shape_item *items, int cap) {
         if (!o->user_shapes_plus) return n;
         sets &= 2 | 8;
     }
-    const kp_shape_set *timed = host ? &c->op->quick : &c->op->canonical;
+    const kp_shape_set *timed = bi->timed_quick ? &c->op->quick : &c->op->canonical;
     if ((sets & 1) || (sets & 4))
         for (int i = 0; i < timed->n && n < cap; i++) items[n++] = (shape_item){timed->shapes[i], timed->label, 1};
     if ((sets & 2) && !fixed_only)
@@ -46,7 +50,7 @@ int kpp_pick_shapes(ctx *c, shape_item *items, int cap) {
     if ((sets & 8) && !fixed_only)
         for (int i = 0; i < 2 && n < cap; i++) {
             kp_shape s;
-            int64_t most = host ? (1 << 18) : (1 << 24);
+            int64_t most = bi->drawn_max_elems;
             if (o->max_elems > 0 && o->max_elems < most) most = o->max_elems;
             c->op->draw_shape(kp_rng_next(&c->rng), most, &s);
             items[n++] = (shape_item){s, "drawn", 0};

@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "core/protocol/protocol_priv.h"
+#include "kproof/backends.h"
 
 /* ---- shared by the phases -------------------------------------------------------- */
 
@@ -180,7 +181,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         } else if (rc == KP_WK_SYS) {
             kpp_part_stop(&parts[0]);
             if (trusted.w) kp_wk_stop(trusted.w);
-            if (o->backend == KP_BACKEND_CUDA && parts[0].hello.status == KP_LOAD_DEVICE)
+            if (kp_backend_get(o->backend)->gpu && parts[0].hello.status == KP_LOAD_DEVICE)
                 snprintf(err, errlen, "%s (where this GPU works outside kproof, run again with --no-sandbox to see "
                          "whether the worker's sandbox is the cause)", e3);
             else
@@ -200,7 +201,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     }
     /* No account, no PASS: on a GPU a time is vouched for only when every
      * piece of device work the candidate causes can be seen. */
-    if (o->backend == KP_BACKEND_CUDA && !o->unaudited && !parts[0].hello.traced) {
+    if (kp_backend_get(o->backend)->has_tracer && !o->unaudited && !parts[0].hello.traced) {
         r->verdict = KP_ERROR;
         snprintf(r->check_name, sizeof r->check_name, "harness");
         snprintf(r->detail, sizeof r->detail,
@@ -214,7 +215,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         finish_times(r, t_start, lock_w0, lock_h0);
         return 0;
     }
-    r->unaudited = o->backend == KP_BACKEND_CUDA && o->unaudited;
+    r->unaudited = kp_backend_get(o->backend)->has_tracer && o->unaudited;
     if (r->unaudited)
         kp_result_warn(r, "unaudited: device work was not traced (--unaudited), so work outside the timed calls "
                        "would go unseen");

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/protocol/protocol_priv.h"
+#include "kproof/backends.h"
 
 /* ---- talking to a participant's worker ------------------------------------------- */
 
@@ -43,7 +44,7 @@ int kpp_part_start(ctx *c, part *p, char *err, size_t len) {
     wo.so_path = p->so;
     wo.start_timeout_s = c->o->timeout_s > 30 ? c->o->timeout_s : 30;
     wo.check_token = !FLAW(c, KP_FLAW_WEAK_BASE);
-    wo.mem_limit = c->o->backend == KP_BACKEND_HOST ? ((int64_t)16 << 30) : 0;
+    wo.mem_limit = kp_backend_get(c->o->backend)->worker_mem_limit;
     wo.untraced = c->o->unaudited;
     int rc = kp_wk_start(&wo, &p->w, &p->hello, err, len);
     if (rc == KP_WK_OK && p->hello.status != KP_LOAD_OK) {
@@ -51,7 +52,7 @@ int kpp_part_start(ctx *c, part *p, char *err, size_t len) {
         rc = p->hello.status == KP_LOAD_DEVICE ? KP_WK_SYS : 100 + p->hello.status;
     }
     p->alive = rc == KP_WK_OK;
-    p->threads_ref = c->o->backend == KP_BACKEND_HOST ? p->hello.threads : -1;
+    p->threads_ref = kp_backend_get(c->o->backend)->threads_at_hello ? p->hello.threads : -1;
     p->mem_kept = 0;
     return rc;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/protocol/protocol_priv.h"
+#include "kproof/backends.h"
 #include "kproof/limits.h"
 
 /* ---- phase 2: timing -------------------------------------------------------------- */
@@ -118,7 +119,7 @@ static void speed_of_light(ctx *c, const kp_shape *sh, kp_shape_result *sr, cons
     double med = sr->cand.median;
     if (!(med > 0)) return;
     const kp_limits *lim = kp_limits_for(c->r->env.gpu);
-    double phys = c->o->backend == KP_BACKEND_CUDA ? kp_limits_floor_s(lim, c->op, sh) : 0;
+    double phys = kp_backend_get(c->o->backend)->physical_limits ? kp_limits_floor_s(lim, c->op, sh) : 0;
     if (phys > 0) {
         if (med < phys) {
             kpp_decide(sr, KP_REJECTED, "speed-of-light",
@@ -151,7 +152,7 @@ static void speed_of_light(ctx *c, const kp_shape *sh, kp_shape_result *sr, cons
         }
         return;
     }
-    double margin = c->o->backend == KP_BACKEND_CUDA ? 1.25 : 2.0;
+    double margin = kp_backend_get(c->o->backend)->sol_margin;
     if (sr->cand.sol_time > 0 && med * margin < sr->cand.sol_time)
         kpp_decide(sr, KP_REJECTED, "speed-of-light",
                    "the median %.3g s is %.1fx faster than the speed of light of this device (%.3g s at the "

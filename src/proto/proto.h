@@ -217,5 +217,8 @@ int kp_frame_write2(int fd, uint32_t type, uint64_t token, uint32_t seq, const v
                     uint32_t blen);
 /* Blocking read of exactly n bytes; 0 ok, -1 error or EOF. */
 int kp_read_full(int fd, void *p, size_t n);
+/* Blocking write of all n bytes (again after EINTR); 0 ok, -1 error. The
+ * one write-all of the tree: frames, and the session token before them. */
+int kp_write_full(int fd, const void *p, size_t n);
 
 #endif

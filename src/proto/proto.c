@@ -1,5 +1,5 @@
 /* proto.c: framing for the private channel (see proto.h). */
-#include "proto.h"
+#include "proto/proto.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -28,7 +28,7 @@ uint64_t kp_fnv1a(const void *p, size_t n) {
     return h;
 }
 
-static int write_full(int fd, const void *p, size_t n) {
+int kp_write_full(int fd, const void *p, size_t n) {
     const char *c = (const char *)p;
     while (n > 0) {
         ssize_t w = write(fd, c, n);
@@ -77,8 +77,8 @@ int kp_frame_write2(int fd, uint32_t type, uint64_t token, uint32_t seq, const v
         return rc;
     }
     h.cksum = kp_fnv1a(a, alen);
-    if (write_full(fd, &h, sizeof h)) return -1;
-    if (alen && write_full(fd, a, alen)) return -1;
+    if (kp_write_full(fd, &h, sizeof h)) return -1;
+    if (alen && kp_write_full(fd, a, alen)) return -1;
     return 0;
 }
 

@@ -1,0 +1,126 @@
+/* common.c: what the kproof command's files share: argument parsing, the
+ * op lookup, whether a GPU answers, files written whole. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/common.h"
+#include "core/host_api.h"
+#include "kp_config.h"
+
+/* Plain decimal: digits, one point, an exponent; no sign, space, hex,
+ * inf or nan (strtod takes all of them). */
+static int decimal_syntax(const char *s) {
+    const char *p = s;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9') p++, digits++;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9') p++, digits++;
+    }
+    if (!digits) return 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) return 0;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    return *p == 0;
+}
+
+int kp_cli_parse_double(const char *flag, const char *s, double lo, double hi, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = decimal_syntax(s) ? strtod(s, &end) : 0;
+    if (!decimal_syntax(s) || errno || !end || *end || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "kproof: %s expects a number in [%g, %g], got '%s'\n", flag, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Decimal digits only: no sign, no spaces, no 0x or leading-0 octal. */
+int kp_cli_parse_u64(const char *flag, const char *s, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
+    if (errno || !end || end == s || *end) {
+        fprintf(stderr, "kproof: %s expects a non-negative decimal integer, got '%s'\n", flag, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Does a GPU worker exist, and does a GPU answer? Decided by starting the
+ * cuda worker on the project's naive sum kernel. */
+static int cuda_usable(const char *root, const char *cache) {
+    if (!KP_HAVE_CUDA_BUILD) return 0;
+    kp_wk *w = NULL;
+    char err[600];
+    kp_devlock_open_backend(KP_BACKEND_CUDA); /* calibration measures: nobody else on the device */
+    if (kp_trusted_start(KP_BACKEND_CUDA, root, cache, &w, err, sizeof err)) return 0;
+    kp_wk_stop(w);
+    return 1;
+}
+
+kp_backend kp_cli_auto_backend(const char *root, const char *cache) {
+    return cuda_usable(root, cache) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
+}
+
+const kp_op *kp_cli_op(const char *name, const char *dtype) {
+    const kp_op *op = kp_op_resolve(name, dtype);
+    if (!op) {
+        fprintf(stderr, "kproof: unknown op '%s'%s%s (known:", name, dtype ? " with dtype " : "", dtype ? dtype : "");
+        for (int i = 0; i < kp_op_count(); i++) fprintf(stderr, " %s", kp_op_at(i)->name);
+        fprintf(stderr, ")\n");
+    }
+    return op;
+}
+
+void kp_cli_dir_of(const char *path, char *dir, size_t len) {
+    snprintf(dir, len, "%s", path);
+    char *s = strrchr(dir, '/');
+    if (!s) snprintf(dir, len, ".");
+    else if (s == dir) dir[1] = 0;
+    else *s = 0;
+}
+
+/* A file whole or not at all: written to a temporary file beside it,
+ * synced, then renamed over it. open returns NULL with why set. */
+FILE *kp_cli_atomic_open(const char *path, char *tmp, size_t tmplen, char *why, size_t len) {
+    char dir[PATH_MAX];
+    kp_cli_dir_of(path, dir, sizeof dir);
+    snprintf(tmp, tmplen, "%s/.kproof-out-XXXXXX", dir);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(why, len, "%s", strerror(errno));
+        return NULL;
+    }
+    fchmod(fd, 0644);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        snprintf(why, len, "%s", strerror(errno));
+        close(fd);
+        unlink(tmp);
+    }
+    return f;
+}
+
+int kp_cli_atomic_close(FILE *f, const char *tmp, const char *path, char *why, size_t len) {
+    int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
+    int e = errno;
+    if (fclose(f) != 0 && !bad) bad = 1, e = errno;
+    if (!bad && rename(tmp, path) != 0) bad = 1, e = errno;
+    if (bad) {
+        snprintf(why, len, "%s", strerror(e));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
