@@ -11,6 +11,8 @@
 #include "kproof/kproof.h"
 #include "test.h"
 
+extern double kp_matmul_full_limit; /* src/ops/matmul.c */
+
 /* ===== registry =========================================================== */
 
 static void test_registry(void) {
@@ -596,6 +598,50 @@ static void test_row_local(void) {
     CHECK(nlocal == 4); /* softmax and layernorm, f32 and bf16 */
 }
 
+/* What the lazy matmul timing sets rely on (src/core/protocol/correctness.c,
+ * check_lazy_grid): an element recomputed from a generated column of B
+ * (lazy_col) and row of A (lazy_row) equals the full reference's want and
+ * tol there, bit for bit, and lazy_at switches exactly where the full
+ * reference stops. */
+static void test_lazy_matmul(void) {
+    int nlazy = 0;
+    for (int i = 0; i < kp_op_count(); i++) {
+        const kp_op *op = kp_op_at(i);
+        if (!op->lazy_at) continue;
+        nlazy++;
+        CHECK(op->lazy_col && op->lazy_row);
+        kp_shape sh = {3, {37, 53, 71}};
+        CHECK(op->lazy_at(&sh) == 0); /* 139k multiply-adds: full reference */
+        for (int dist = 0; dist < op->ndists; dist++) {
+            void *in[KP_MAX_BUFS];
+            kp_ref full;
+            uint64_t seed = 1234 + (uint64_t)dist;
+            CHECK(kp_gen_inputs(op, &sh, dist, seed, in) == 0);
+            CHECK(op->reference(op, &sh, (const void *const *)in, &full) == 0);
+            CHECK(full.want != NULL);
+            const int64_t rows[] = {0, 17, 36}, cols[] = {0, 5, 29, 52};
+            int64_t K = sh.d[2], N = sh.d[1];
+            double *ws = malloc(4 * (size_t)K * sizeof *ws), want[4], tol[4];
+            for (int q = 0; q < 4; q++) op->lazy_col(op, &sh, dist, seed, cols[q], ws + q * K);
+            for (int r = 0; r < 3; r++) {
+                CHECK(op->lazy_row(op, &sh, dist, seed, rows[r], 4, ws, want, tol) == 0);
+                for (int q = 0; q < 4; q++) {
+                    CHECK(want[q] == full.want[rows[r] * N + cols[q]]);
+                    CHECK(tol[q] == full.tol[rows[r] * N + cols[q]]);
+                }
+            }
+            free(ws);
+            kp_ref_free(&full);
+            kp_free_bufs(op, in);
+        }
+        double keep = kp_matmul_full_limit;
+        kp_matmul_full_limit = 1000;
+        CHECK(op->lazy_at(&sh) == sh.d[2]);
+        kp_matmul_full_limit = keep;
+    }
+    CHECK(nlazy == 2); /* matmul f32 and bf16 */
+}
+
 int main(void) {
     test_registry();
     test_shape_sets();
@@ -607,5 +653,6 @@ int main(void) {
     test_check();
     test_end_to_end();
     test_row_local();
+    test_lazy_matmul();
     TEST_MAIN_END();
 }
