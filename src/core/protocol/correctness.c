@@ -171,6 +171,20 @@ static int check_lazy_grid(ctx *c, part *p, const kp_shape *sh, iset *s, int set
             if (exact) e++;
         }
         kp_check_finish(&k, op, sh);
+        if (k.poisoned > 0 || k.nonfinite > 0) {
+            /* Counted among the elements read, not the whole output. */
+            char at[80], seen[80];
+            snprintf(at, sizeof at, "%s[%lld,%lld]", op->bufs[ob].name, (long long)(k.first_bad / N),
+                     (long long)(k.first_bad % N));
+            snprintf(seen, sizeof seen, "%lld elements read (%lld whole rows of %lld)", (long long)(nr * N),
+                     (long long)nr, (long long)M);
+            if (k.poisoned > 0)
+                snprintf(k.why, sizeof k.why, "output never written: %lld of the %s still hold the poison pattern "
+                         "(first %s)", (long long)k.poisoned, seen, at);
+            else
+                snprintf(k.why, sizeof k.why, "%s = %g; %lld of the %s are NaN or Inf", at, k.got,
+                         (long long)k.nonfinite, seen);
+        }
         bad = judge_check(sr, &k, "a timed call");
     }
     free(got);
