@@ -11,6 +11,8 @@
 #include "kproof/kproof.h"
 #include "test.h"
 
+extern double kp_matmul_full_limit; /* src/ops/matmul.c */
+
 /* ===== registry =========================================================== */
 
 static void test_registry(void) {
@@ -596,6 +598,111 @@ static void test_row_local(void) {
     CHECK(nlocal == 4); /* softmax and layernorm, f32 and bf16 */
 }
 
+/* What the lazy matmul timing sets rely on (src/core/protocol/correctness.c,
+ * check_lazy_grid): an element recomputed from a generated column of B
+ * (lazy_col) and row of A (lazy_row) equals the full reference's want and
+ * tol there, bit for bit, and lazy_at switches exactly where the full
+ * reference stops. */
+static void test_lazy_matmul(void) {
+    int nlazy = 0;
+    for (int i = 0; i < kp_op_count(); i++) {
+        const kp_op *op = kp_op_at(i);
+        if (!op->lazy_at) continue;
+        nlazy++;
+        CHECK(op->lazy_col && op->lazy_row);
+        kp_shape sh = {3, {37, 53, 71}};
+        CHECK(op->lazy_at(&sh) == 0); /* 139k multiply-adds: full reference */
+        for (int dist = 0; dist < op->ndists; dist++) {
+            void *in[KP_MAX_BUFS];
+            kp_ref full;
+            uint64_t seed = 1234 + (uint64_t)dist;
+            CHECK(kp_gen_inputs(op, &sh, dist, seed, in) == 0);
+            CHECK(op->reference(op, &sh, (const void *const *)in, &full) == 0);
+            CHECK(full.want != NULL);
+            const int64_t rows[] = {0, 17, 36}, cols[] = {0, 5, 29, 52};
+            int64_t K = sh.d[2], N = sh.d[1];
+            double *ws = malloc(4 * (size_t)K * sizeof *ws), want[4], tol[4];
+            for (int q = 0; q < 4; q++) op->lazy_col(op, &sh, dist, seed, cols[q], ws + q * K);
+            for (int r = 0; r < 3; r++) {
+                CHECK(op->lazy_row(op, &sh, dist, seed, rows[r], 4, ws, want, tol) == 0);
+                for (int q = 0; q < 4; q++) {
+                    CHECK(want[q] == full.want[rows[r] * N + cols[q]]);
+                    CHECK(tol[q] == full.tol[rows[r] * N + cols[q]]);
+                }
+            }
+            free(ws);
+            kp_ref_free(&full);
+            kp_free_bufs(op, in);
+        }
+        double keep = kp_matmul_full_limit;
+        kp_matmul_full_limit = 1000;
+        CHECK(op->lazy_at(&sh) == sh.d[2]);
+        kp_matmul_full_limit = keep;
+    }
+    CHECK(nlazy == 2); /* matmul f32 and bf16 */
+}
+
+/* The lazy check's grid (64 x 64 elements, src/core/protocol/correctness.c)
+ * is enough to tell tf32 from fp32 where the per-element bound alone might
+ * not: at K = 4096 on normal inputs (the timing sets' distribution) honest
+ * sequential fp32 lands far under the RMS limit and tf32 inputs far over
+ * it, and so do the grid's first 256 elements alone. */
+static float tf32_round(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u += 0xfffu + ((u >> 13) & 1u);
+    u &= ~0x1fffu;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+static void test_lazy_precision(void) {
+    const kp_op *op = kp_op_find("matmul_f32");
+    CHECK(op != NULL);
+    if (!op) return;
+    enum { G = 64 };
+    const int64_t M = 300, N = 300, K = 4096;
+    const uint64_t seed = 77;
+    kp_shape sh = {3, {M, N, K}};
+    double *ws = malloc((size_t)(G * K) * sizeof *ws), *want = malloc(G * sizeof *want), *tol = malloc(G * sizeof *tol);
+    float *a = malloc((size_t)K * sizeof *a);
+    kp_gen ga = op->gen(&sh, 0, 0);
+    for (int q = 0; q < G; q++) op->lazy_col(op, &sh, 0, seed, q * N / G, ws + q * K);
+    kp_check honest, t32, t32_few;
+    kp_check_begin(&honest, op->rms_limit);
+    kp_check_begin(&t32, op->rms_limit);
+    kp_check_begin(&t32_few, op->rms_limit);
+    for (int e = 0; e < G; e++) {
+        int64_t i = e * M / G;
+        CHECK(op->lazy_row(op, &sh, 0, seed, i, G, ws, want, tol) == 0);
+        for (int64_t k = 0; k < K; k++) a[k] = kp_gen_value(&ga, seed, 0, (uint64_t)(i * K + k));
+        for (int q = 0; q < G; q++) {
+            float acc = 0.0f, acc32 = 0.0f;
+            for (int64_t k = 0; k < K; k++) {
+                float b = (float)ws[q * K + k];
+                acc += a[k] * b;
+                acc32 += tf32_round(a[k]) * tf32_round(b);
+            }
+            int64_t idx = i * N + q * N / G;
+            kp_check_add(&honest, idx, acc, want[q], tol[q], 0);
+            kp_check_add(&t32, idx, acc32, want[q], tol[q], 0);
+            if (e * G + q < 256) kp_check_add(&t32_few, idx, acc32, want[q], tol[q], 0);
+        }
+    }
+    kp_check_finish(&honest, op, &sh);
+    kp_check_finish(&t32, op, &sh);
+    kp_check_finish(&t32_few, op, &sh);
+    fprintf(stderr, "  lazy grid at K = 4096: fp32 RMS e %.3f (max %.3f), tf32 RMS e %.2f (max %.2f), first 256: %.2f\n",
+            honest.rms_ratio, honest.max_ratio, t32.rms_ratio, t32.max_ratio, t32_few.rms_ratio);
+    CHECK(honest.ok && honest.rms_ratio < op->rms_limit / 4);
+    CHECK(!t32.ok && t32.rms_ratio > 4 * op->rms_limit);
+    CHECK(!t32_few.ok && t32_few.rms_ratio > 4 * op->rms_limit);
+    free(ws);
+    free(want);
+    free(tol);
+    free(a);
+}
+
 int main(void) {
     test_registry();
     test_shape_sets();
@@ -607,5 +714,7 @@ int main(void) {
     test_check();
     test_end_to_end();
     test_row_local();
+    test_lazy_matmul();
+    test_lazy_precision();
     TEST_MAIN_END();
 }

@@ -118,6 +118,22 @@ struct kp_op {
      * those rows, which lets timing check sampled chunks without building
      * whole references (softmax, layernorm). */
     int row_local;
+    /* Optional (matmul): lazy timing sets, whose inputs the parent never
+     * holds whole. lazy_at(s) is 0 where timing sets at shape s are built
+     * whole, otherwise the length of one sampled column's data (matmul: K).
+     * A timed output on a lazy set is then checked from whole output rows
+     * and a grid of sampled elements, rows and columns drawn after the call
+     * (src/core/protocol/correctness.c): lazy_col writes what every sampled
+     * row shares about output column j (matmul: column j of B) into
+     * col[0 .. lazy_at(s)); lazy_row computes the float64 want and tol of
+     * output row i at ncols columns from their col data (cols: ncols blocks
+     * of lazy_at(s)). Both regenerate the inputs they need from (dist,
+     * seed) and are pure functions, so the parent runs them on all cores.
+     * lazy_row returns non-zero when out of memory. */
+    int64_t (*lazy_at)(const kp_shape *s);
+    void (*lazy_col)(const kp_op *op, const kp_shape *s, int dist, uint64_t seed, int64_t j, double *col);
+    int (*lazy_row)(const kp_op *op, const kp_shape *s, int dist, uint64_t seed, int64_t i, int64_t ncols,
+                    const double *cols, double *want, double *tol);
     /* Share of elements whose error may exceed rms limit: see kp_check. */
     double rms_limit; /* limit on the RMS of |err|/tol over all elements */
 };
@@ -195,6 +211,9 @@ void kp_check_begin(kp_check *c, double rms_limit);
  * one place the flaw is applied, whichever check adds the elements. */
 void kp_check_begin_loose(kp_check *c, double rms_limit, double loose);
 void kp_check_add(kp_check *c, int64_t i, double got, double want, double tol, int poisoned);
+/* An element seen but not compared (a sampled check's scan): counts poison
+ * and NaN/Inf at flat index i; returns 1 when the element is usable. */
+int kp_check_scan(kp_check *c, int64_t i, double got, int poisoned);
 void kp_check_finish(kp_check *c, const kp_op *op, const kp_shape *s);
 
 /* Floating-point unit roundoff of fp32 (2^-24) and bf16 (2^-8). */
@@ -349,6 +368,9 @@ typedef struct kp_shape_result {
      * their window, those operations, how many on other streams, and
      * operations at load that were over before the first call. */
     int acct_calls, acct_ops, acct_other_stream, acct_load;
+    /* Seconds this shape took, every phase of it (correctness, account,
+     * baselines' start, timing with its checks and the parent clock). */
+    double wall_s;
 } kp_shape_result;
 
 enum { KP_PH_BUILD, KP_PH_START, KP_PH_CORRECT, KP_PH_AUDIT, KP_PH_TIMING, KP_NPHASES };

@@ -662,6 +662,7 @@ static void json_shape(jw *w, const kp_result *r, const kp_shape_result *sr)
     jw_str(w, "verdict", kp_verdict_name(sr->verdict));
     jw_strn(w, "check", sr->check_name);
     jw_strn(w, "detail", sr->detail);
+    jw_num(w, "wall_s", sr->wall_s);
     json_check(w, &sr->check);
     if (sr->timed)
         json_timing(w, "timing", &sr->cand);

@@ -350,6 +350,56 @@ done:
     return rc;
 }
 
+/* ===== lazy timing sets =================================================== */
+
+/* Where the parent holds no full reference (M N K above the limit) the
+ * timing phase's sets are lazy: the parent keeps their seeds only, and
+ * checks each timed output from whole rows and a grid of elements
+ * (src/core/protocol/correctness.c, check_lazy_grid). An element of the
+ * grid is recomputed here from the generator: row i of A and column j of
+ * B regenerated element by element from (seed, buffer, index), exactly the
+ * values the device generated, then the same float64 sum, S_ij and
+ * tolerance as mm_check's samples. A column of data is K values. */
+static int64_t mm_lazy_at(const kp_shape *s) {
+    return (double)s->d[0] * (double)s->d[1] * (double)s->d[2] > kp_matmul_full_limit ? s->d[2] : 0;
+}
+
+/* Element idx of input buffer b as the buffer holds it (bf16 rounded). */
+static double mm_gen_at(const kp_op *op, const kp_gen *g, uint64_t seed, int b, uint64_t idx) {
+    float v = kp_gen_value(g, seed, (uint32_t)b, idx);
+    if (op->bufs[b].dtype == KP_BF16) v = kp_bf16_bits_to_f32(kp_f32_to_bf16_bits(v));
+    return (double)v;
+}
+
+static void mm_lazy_col(const kp_op *op, const kp_shape *s, int dist, uint64_t seed, int64_t j, double *col) {
+    int64_t N = s->d[1], K = s->d[2];
+    kp_gen g = op->gen(s, 1, dist);
+    for (int64_t k = 0; k < K; k++) col[k] = mm_gen_at(op, &g, seed, 1, (uint64_t)(k * N + j));
+}
+
+static int mm_lazy_row(const kp_op *op, const kp_shape *s, int dist, uint64_t seed, int64_t i, int64_t ncols,
+                       const double *cols, double *want, double *tol) {
+    int64_t K = s->d[2];
+    double *a = malloc((size_t)(K ? K : 1) * sizeof *a);
+    if (!a) return -1;
+    kp_gen g = op->gen(s, 0, dist);
+    for (int64_t k = 0; k < K; k++) a[k] = mm_gen_at(op, &g, seed, 0, (uint64_t)(i * K + k));
+    double sqrtK = kp_sqrt_len(K);
+    for (int64_t q = 0; q < ncols; q++) {
+        const double *b = cols + q * K;
+        double w = 0, S = 0;
+        for (int64_t k = 0; k < K; k++) {
+            double t = a[k] * b[k];
+            w += t;
+            S += fabs(t);
+        }
+        want[q] = w;
+        tol[q] = mm_tol(op, S, w, sqrtK);
+    }
+    free(a);
+    return 0;
+}
+
 /* ===== invoke ============================================================= */
 
 typedef int (*mm_f32_fn)(const float *, const float *, float *, int64_t, int64_t, int64_t);
@@ -386,7 +436,8 @@ static int mm_invoke_bf16(void *fn, void *const *b, const kp_shape *s, void *str
     .quick = {"quick", (int)(sizeof mm_quick / sizeof mm_quick[0]), mm_quick},                           \
     .ndists = (int)(sizeof mm_dists / sizeof mm_dists[0]), .dists = mm_dists, .buf_elems = mm_buf_elems, \
     .flops = mm_flops, .gen = mm_gen, .draw_shape = mm_draw_shape, .shape_ok = mm_shape_ok,              \
-    .reference = mm_reference, .check = mm_check
+    .reference = mm_reference, .check = mm_check, .lazy_at = mm_lazy_at, .lazy_col = mm_lazy_col,            \
+    .lazy_row = mm_lazy_row
 
 const kp_op kp_op_matmul_f32 = {
     .name = "matmul_f32",

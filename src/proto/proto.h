@@ -45,7 +45,8 @@ typedef enum kp_msg {
     KP_MSG_CALIBRATE,  /* copy bandwidth and GEMM rates (cuda) */
     KP_MSG_QUIT,
     KP_MSG_OK,         /* reply: payload depends on the request */
-    KP_MSG_FAIL        /* reply: kp_fail */
+    KP_MSG_FAIL,       /* reply: kp_fail */
+    KP_MSG_FETCHV      /* several equal ranges of an output in one reply */
 } kp_msg;
 
 #define KP_MAX_SETS 32
@@ -129,6 +130,19 @@ typedef struct kp_fetch_req {
     int32_t buf;              /* buffer index (an output) */
     int64_t offset, bytes;    /* byte range */
 } kp_fetch_req;
+
+/* FETCHV: n ranges of one buffer, each `bytes` long, in one reply (their
+ * bytes in order): the whole output rows a lazy matmul check reads. The
+ * snapshot when one was taken, as FETCH. */
+#define KP_FETCHV_MAX 512
+typedef struct kp_fetchv_req {
+    int32_t set;
+    int32_t buf;
+    int32_t n;
+    int32_t pad;
+    int64_t bytes;            /* per range */
+    int64_t offset[KP_FETCHV_MAX];
+} kp_fetchv_req;
 
 /* BATCH */
 typedef struct kp_batch_req {

@@ -394,6 +394,28 @@ static int do_fetch(const kp_fetch_req *q) {
     return 0;
 }
 
+static int do_fetchv(const kp_fetchv_req *q) {
+    if (q->set < 0 || q->set >= g_nsets || q->buf < 0 || q->buf >= g_op->nbufs || q->n < 1 || q->n > KP_FETCHV_MAX ||
+        q->bytes < 0 || q->bytes > (int64_t)KP_FRAME_MAX / q->n)
+        return fail(1, "bad fetch");
+    size_t bytes = g_sets[q->set].bytes[q->buf];
+    for (int i = 0; i < q->n; i++)
+        if (q->offset[i] < 0 || (size_t)(q->offset[i] + q->bytes) > bytes) return fail(1, "bad fetch range");
+    const char *src = (const char *)g_sets[q->set].data[q->buf];
+    if (q->buf == kp_op_output_buf(g_op) && g_snap_set == q->set) src = (const char *)g_snap;
+    size_t total = (size_t)q->n * (size_t)q->bytes;
+    char *tmp = (char *)malloc(total ? total : 1);
+    if (!tmp) return fail(2, "out of host memory");
+    for (int i = 0; i < q->n; i++)
+        if (kp_dev_to_host(tmp + (size_t)i * (size_t)q->bytes, src + q->offset[i], (size_t)q->bytes)) {
+            free(tmp);
+            return fail(2, "copy failed: %s", kp_dev_error());
+        }
+    reply(tmp, total);
+    free(tmp);
+    return 0;
+}
+
 /* n calls, each on a freshly poisoned output as in timed calls, so a
  * candidate cannot tell the parent's clock is watching by looking at its
  * output; call = 0 runs the same poisoning without the call, so the parent
@@ -538,6 +560,7 @@ int main(int argc, char **argv) {
         case KP_MSG_STALE: do_stale(payload, h.len); break;
         case KP_MSG_RUN: NEED(kp_run_req) do_run((const kp_run_req *)(void *)payload); break;
         case KP_MSG_FETCH: NEED(kp_fetch_req) do_fetch((const kp_fetch_req *)(void *)payload); break;
+        case KP_MSG_FETCHV: NEED(kp_fetchv_req) do_fetchv((const kp_fetchv_req *)(void *)payload); break;
         case KP_MSG_BATCH: NEED(kp_batch_req) do_batch((const kp_batch_req *)(void *)payload); break;
         case KP_MSG_ACCOUNT: do_account(); break;
         case KP_MSG_PING: reply(NULL, 0); break;

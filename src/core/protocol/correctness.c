@@ -45,6 +45,155 @@ static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_
     return judge_check(sr, &k, when);
 }
 
+/* ---- a timed output on a lazy matmul set ------------------------------------------ */
+
+/* Indices into [0, n), increasing: all of them when n <= k + 2, otherwise
+ * 0, n - 1 and k more, one drawn uniformly in each of k equal bands of
+ * [1, n - 1). Returns how many. */
+static int64_t draw_lines(kp_rng *r, int64_t n, int64_t k, int64_t *out) {
+    if (n <= k + 2) {
+        for (int64_t i = 0; i < n; i++) out[i] = i;
+        return n;
+    }
+    int64_t span = n - 2;
+    out[0] = 0;
+    for (int64_t b = 0; b < k; b++) {
+        int64_t b0 = 1 + b * span / k, b1 = 1 + (b + 1) * span / k;
+        out[1 + b] = b0 + (int64_t)kp_rng_below(r, (uint64_t)(b1 - b0));
+    }
+    out[k + 1] = n - 1;
+    return k + 2;
+}
+
+typedef struct grid_job {
+    const kp_op *op;
+    const kp_shape *sh;
+    const iset *s;
+    const int64_t *rows, *cols; /* the grid's output rows and columns */
+    int64_t ncols, len;         /* len: one column's data (lazy_at) */
+    double *ws, *want, *tol;    /* ncols x len; rows x ncols; rows x ncols */
+    int failed;
+} grid_job;
+
+static void grid_col(void *arg, int q) {
+    grid_job *G = (grid_job *)arg;
+    G->op->lazy_col(G->op, G->sh, G->s->dist, G->s->seed, G->cols[q], G->ws + (int64_t)q * G->len);
+}
+
+static void grid_row(void *arg, int e) {
+    grid_job *G = (grid_job *)arg;
+    int64_t at = (int64_t)e * G->ncols;
+    if (G->op->lazy_row(G->op, G->sh, G->s->dist, G->s->seed, G->rows[e], G->ncols, G->ws, G->want + at, G->tol + at))
+        G->failed = 1; /* racy but only ever set to 1 */
+}
+
+/* The check of a timed output on a lazy matmul set: the parent holds only
+ * the seed, and draws everything below after the call returned.
+ *
+ *  - Whole output rows: the first, the last, and one drawn in each of
+ *    LAZY_ROWS equal bands between (fewer when rows are long; every row
+ *    when there are few), fetched in one request and scanned element by
+ *    element for poison and NaN/Inf. A band is M / 256 rows (32 at M =
+ *    8192), so a missing or unwritten tile of that height or more, at any
+ *    column, lies across a scanned row on every call.
+ *  - A grid of LAZY_GRID x LAZY_GRID elements of those rows (the first and
+ *    last row and column among them, the others one per band), each
+ *    recomputed in float64 from the generator with its own S_ij and
+ *    tolerance (matmul.c, mm_lazy_row): the per-element bound and the RMS
+ *    criterion of the full check, on 4096 elements, as many as the
+ *    sampled correctness check compares. A band is N / 62 columns (132 at
+ *    8192), so a wrong tile of 128 x 128 or more is on the grid's lines
+ *    most of the time, and a wrong output (another set's inputs, a stale
+ *    or cached product, a constant) on every element.
+ *  - Reduced precision: tf32 inputs put RMS e near 4 at K = 4096 on the
+ *    normal inputs every timing set uses (check.c), against a limit of
+ *    0.25. With e_i^2 averaging ~16, an RMS under 0.25 over 4096 elements
+ *    would need their mean square 256 times below its expectation; even
+ *    the grid's lines sharing rows and columns (64 independent rows, 64
+ *    columns) leave that beyond any probability worth naming. Honest fp32
+ *    sits at RMS ~0.015, 16x under the limit, on any subset.
+ * What it does not see that the full check did: an error confined to a
+ * few elements off every grid line and a tile shorter than a band, when
+ * no drawn row crosses it (each call draws anew). The Freivalds
+ * projections need all of B (K x N generated elements, seconds of CPU per
+ * set at 8192^3) and stay in the correctness phase. Cost at 8192^3: 258
+ * rows (8 MiB), 128 x 8192 generated values, 4096 dot products of 8192
+ * terms: tens of ms of CPU, spread over every core. */
+static int check_lazy_grid(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
+    const kp_op *op = c->op;
+    int ob = kp_op_output_buf(op);
+    kp_dtype t = op->bufs[ob].dtype;
+    size_t es = kp_dtype_size(t);
+    int64_t M = sh->d[0], N = op->buf_elems(sh, ob) / (M > 0 ? M : 1), len = op->lazy_at(sh);
+    int64_t want_rows = LAZY_ROW_ELEMS / (N > 0 ? N : 1);
+    if (want_rows > LAZY_ROWS) want_rows = LAZY_ROWS;
+    if (want_rows < LAZY_ROWS_MIN) want_rows = LAZY_ROWS_MIN;
+    int64_t rows[LAZY_ROWS + 2], pos[LAZY_GRID], grow[LAZY_GRID], cols[LAZY_GRID], off[LAZY_ROWS + 2];
+    int64_t nr = draw_lines(&c->rng, M, want_rows, rows);
+    int64_t ng = draw_lines(&c->rng, nr, LAZY_GRID - 2, pos); /* positions in rows[] */
+    int64_t nc = draw_lines(&c->rng, N, LAZY_GRID - 2, cols);
+    for (int64_t e = 0; e < ng; e++) grow[e] = rows[pos[e]];
+    for (int64_t r = 0; r < nr; r++) off[r] = rows[r] * N * (int64_t)es;
+    char *got = (char *)malloc((size_t)(nr * N) * es + 1);
+    double *ws = (double *)malloc((size_t)(nc * len) * sizeof(double) + 1);
+    double *want = (double *)malloc((size_t)(ng * nc) * sizeof(double) + 1);
+    double *tol = (double *)malloc((size_t)(ng * nc) * sizeof(double) + 1);
+    int bad = 0;
+    if (!got || !ws || !want || !tol) bad = kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
+    if (!bad) bad = kpp_fetch_ranges(c, p, set, ob, (int)nr, off, N * (int64_t)es, got, sr);
+    if (!bad) {
+        grid_job G = {op, sh, s, grow, cols, nc, len, ws, want, tol, 0};
+        kp_parallel_for((int)nc, grid_col, &G);
+        kp_parallel_for((int)ng, grid_row, &G);
+        if (G.failed) bad = kpp_decide(sr, KP_ERROR, "harness", "out of host memory computing the reference");
+    }
+    if (!bad) {
+        kp_check k;
+        int loose = FLAW(c, KP_FLAW_LOOSE_TOL);
+        kp_check_begin_loose(&k, op->rms_limit, loose ? LOOSE_TOL : 0);
+        if (!loose)
+            snprintf(k.method, sizeof k.method, "%lld rows + %lld x %lld sampled", (long long)nr, (long long)ng,
+                     (long long)nc);
+        for (int64_t r = 0, e = 0; r < nr; r++) {
+            const char *row = got + (size_t)(r * N) * es;
+            int exact = e < ng && pos[e] == r;
+            for (int64_t j = 0, q = 0; j < N; j++) {
+                int64_t idx = rows[r] * N + j;
+                double g = kp_load(row, t, j);
+                int poisoned = kp_is_poison(row, t, j);
+                if (exact && q < nc && cols[q] == j) {
+                    kp_check_add(&k, idx, g, want[e * nc + q], tol[e * nc + q], poisoned);
+                    q++;
+                } else {
+                    kp_check_scan(&k, idx, g, poisoned);
+                }
+            }
+            if (exact) e++;
+        }
+        kp_check_finish(&k, op, sh);
+        if (k.poisoned > 0 || k.nonfinite > 0) {
+            /* Counted among the elements read, not the whole output. */
+            char at[80], seen[80];
+            snprintf(at, sizeof at, "%s[%lld,%lld]", op->bufs[ob].name, (long long)(k.first_bad / N),
+                     (long long)(k.first_bad % N));
+            snprintf(seen, sizeof seen, "%lld elements read (%lld whole rows of %lld)", (long long)(nr * N),
+                     (long long)nr, (long long)M);
+            if (k.poisoned > 0)
+                snprintf(k.why, sizeof k.why, "output never written: %lld of the %s still hold the poison pattern "
+                         "(first %s)", (long long)k.poisoned, seen, at);
+            else
+                snprintf(k.why, sizeof k.why, "%s = %g; %lld of the %s are NaN or Inf", at, k.got,
+                         (long long)k.nonfinite, seen);
+        }
+        bad = judge_check(sr, &k, "a timed call");
+    }
+    free(got);
+    free(ws);
+    free(want);
+    free(tol);
+    return bad;
+}
+
 /* Sampled check of a large timed output: 64 chunks at offsets chosen now,
  * after the call returned, so the candidate cannot know which; all fetched
  * first, then their reference: from the set's whole one, or for a lazy set
@@ -52,6 +201,7 @@ static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_
 int kpp_check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
     int ob = kp_op_output_buf(c->op);
     int64_t n = c->op->buf_elems(sh, ob);
+    if (s->lazy && c->op->lazy_at) return check_lazy_grid(c, p, sh, s, set, sr);
     if (!s->lazy && (c->op->check || !s->ref.want || n <= FULL_CHECK_ELEMS))
         return check_full(c, p, sh, s, set, sr, "a timed call");
     kp_dtype t = c->op->bufs[ob].dtype;

@@ -235,6 +235,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     int stop = 0;
     for (int i = 0; i < ns && !stop; i++) {
         kp_shape_result *sr = &r->shapes[r->nshapes++];
+        double shape_start = kp_wall_s();
         sr->shape = items[i].s;
         sr->origin = items[i].origin;
         char st[64];
@@ -264,6 +265,8 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         }
         if (!bad && items[i].timed && !o->correctness_only) bad = kpp_timing(&c, parts, np, &sr->shape, sr);
         PHASE(KP_PH_TIMING);
+        sr->wall_s = kp_wall_s() - shape_start;
+        kpp_progress(&c, "shape %d/%d %s: %s in %.1f s", i + 1, ns, st, kp_verdict_name(sr->verdict), sr->wall_s);
         r->verdict = worse(r->verdict, sr->verdict);
         if (sr->verdict != KP_PASS && sr->verdict != KP_NOISY) {
             if (!r->check_name[0] || !strcmp(r->check_name, "noise")) { /* a failure outranks noise */

@@ -3,7 +3,8 @@
  * chunks on all cores, the float64 references (by blocks of rows for a
  * row-local op), and lazy sets: for the timing phase of a large row-local
  * op only the rows a sampled check needs, generated and referenced when it
- * needs them. Part of the protocol (eval.c tells the story). */
+ * needs them (a large matmul's: correctness.c, check_lazy_grid). Part of
+ * the protocol (eval.c tells the story). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,8 +183,13 @@ static void make_one(void *arg, int i) {
 
 /* Timing sets may be lazy when every timed output is checked by sampled
  * chunks (large outputs) of a row-local op: the parent then builds only
- * the rows each check needs, not whole inputs and references per pass. */
+ * the rows each check needs, not whole inputs and references per pass.
+ * An op with lazy_at (matmul) says where itself. */
 static int lazy_ok(const ctx *c, const kp_shape *sh) {
+    /* matmul: wherever the parent would hold no full reference (the
+     * correctness phase samples there too), the sets are lazy and checked
+     * from whole rows and a grid of recomputed elements. */
+    if (c->op->lazy_at) return c->op->lazy_at(sh) > 0;
     int64_t n = c->op->buf_elems(sh, kp_op_output_buf(c->op));
     if (!c->op->row_local || c->op->check || n <= FULL_CHECK_ELEMS) return 0;
     /* Each check builds the rows its 64 chunks touch (a row at least per

@@ -218,6 +218,43 @@ int kpp_fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, voi
     return 0;
 }
 
+/* n ranges of `bytes` each at byte offsets off[] of a buffer, into dst in
+ * order: as many to a request as a frame holds (FETCHV), a range larger
+ * than a frame on its own. */
+int kpp_fetch_ranges(ctx *c, part *p, int set, int buf, int n, const int64_t *off, int64_t bytes, void *dst,
+                     kp_shape_result *sr) {
+    kp_fetchv_req *q = (kp_fetchv_req *)calloc(1, sizeof *q);
+    if (!q) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
+    int bad = 0;
+    for (int i = 0; i < n && !bad;) {
+        int64_t per = bytes > 0 ? (int64_t)KP_FRAME_MAX / bytes : KP_FETCHV_MAX;
+        int k = per < 1 ? 1 : per > KP_FETCHV_MAX ? KP_FETCHV_MAX : (int)per;
+        if (k > n - i) k = n - i;
+        char *at = (char *)dst + (size_t)i * (size_t)bytes;
+        if (bytes > (int64_t)KP_FRAME_MAX) {
+            bad = kpp_fetch(c, p, set, buf, off[i], bytes, at, sr);
+            i++;
+            continue;
+        }
+        memset(q, 0, sizeof *q);
+        q->set = set, q->buf = buf, q->n = k, q->bytes = bytes;
+        for (int j = 0; j < k; j++) q->offset[j] = off[i + j];
+        char err[300];
+        size_t got = 0, want = (size_t)k * (size_t)bytes;
+        int rc = kp_wk_call(p->w, KP_MSG_FETCHV, q, sizeof *q, NULL, 0, at, want, &got, c->o->timeout_s, err,
+                            sizeof err);
+        if (rc) {
+            p->alive = 0;
+            bad = kpp_worker_failed(c, p, sr, rc, "reading the output", err);
+        } else if (got != want) {
+            bad = kpp_decide(sr, KP_REJECTED, "frame", "a reply of the wrong size on the result channel");
+        }
+        i += k;
+    }
+    free(q);
+    return bad;
+}
+
 /* One input chunk of a lazy set, fetched from the worker after SETUP and
  * compared bit for bit with the CPU generator at an offset drawn now. */
 static int lazy_input_probe(ctx *c, part *p, const kp_shape *sh, const iset *s, int set, int buf, kp_shape_result *sr) {

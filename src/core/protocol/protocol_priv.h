@@ -15,6 +15,15 @@
 #define SAMPLE_CHUNKS 64   /* chunks fetched to check a large timed output */
 #define CHUNK_ELEMS 2048
 #define FULL_CHECK_ELEMS (4 << 20)
+/* The check of a timed output on a lazy matmul set (correctness.c): whole
+ * output rows, one drawn in each of LAZY_ROWS equal bands (fewer when rows
+ * are long: about LAZY_ROW_ELEMS elements in all, at least LAZY_ROWS_MIN
+ * rows) plus the first and the last, scanned for poison and NaN/Inf; and a
+ * grid of LAZY_GRID x LAZY_GRID of their elements recomputed in float64. */
+#define LAZY_ROWS 256
+#define LAZY_ROWS_MIN 16
+#define LAZY_ROW_ELEMS ((int64_t)1 << 21)
+#define LAZY_GRID 64
 
 /* ---- state -------------------------------------------------------------------- */
 
@@ -38,9 +47,10 @@ typedef struct iset {      /* one input set as the parent knows it */
     uint64_t cksum[KP_MAX_BUFS];
     kp_ref ref;
     int have_ref;
-    /* Lazy (timing sets of large row-local ops): nothing held but the seed
-     * and distribution; the rows a sampled check needs are generated and
-     * referenced when it needs them. */
+    /* Lazy (timing sets of large row-local ops, and of matmul where the
+     * parent holds no full reference): nothing held but the seed and
+     * distribution; what a sampled check needs is generated and referenced
+     * when it needs it. */
     int lazy, dist;
 } iset;
 
@@ -106,6 +116,8 @@ int kpp_part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, in
 int kpp_part_run(ctx *c, part *p, int set, int flags, run_out *out, kp_shape_result *sr);
 int kpp_judge_run(ctx *c, part *p, const run_out *ro, int flags, kp_shape_result *sr);
 int kpp_fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr);
+int kpp_fetch_ranges(ctx *c, part *p, int set, int buf, int n, const int64_t *off, int64_t bytes, void *dst,
+                     kp_shape_result *sr);
 
 /* ---- phase 1 and the output checks (correctness.c) -------------------------------- */
 
