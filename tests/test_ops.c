@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kproof/kernel.h" /* KP_RMSNORM_EPS */
 #include "kproof/kproof.h"
 #include "test.h"
 
@@ -107,6 +108,11 @@ static void test_shape_sets(void) {
     CHECK(same_shape(&ln->canonical.shapes[0], 2, 16384, 4096, 0));
     CHECK(same_shape(&ln->canonical.shapes[1], 2, 65536, 1024, 0));
     CHECK(same_shape(&ln->canonical.shapes[2], 2, 4096, 16384, 0));
+    const kp_op *rn = kp_op_find("rmsnorm_bf16");
+    CHECK(rn->canonical.n == 3);
+    CHECK(same_shape(&rn->canonical.shapes[0], 2, 16384, 4096, 0));
+    CHECK(same_shape(&rn->canonical.shapes[1], 2, 65536, 1024, 0));
+    CHECK(same_shape(&rn->canonical.shapes[2], 2, 4096, 16384, 0));
     CHECK(su->canonical.n == 3);
     CHECK(same_shape(&su->canonical.shapes[0], 1, 1 << 28, 0, 0));
     CHECK(same_shape(&su->canonical.shapes[1], 1, 1 << 24, 0, 0));
@@ -155,7 +161,14 @@ static void test_shape_sets(void) {
     static const int64_t top[] = {128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
     for (int k = 0; k < 9; k++) {
         int64_t lo = k ? top[k - 1] : 0;
-        int partial_sm = 0, partial_ln = 0, full_ln = 0;
+        int partial_sm = 0, partial_ln = 0, full_ln = 0, partial_rn = 0, full_rn = 0;
+        for (int i = 0; i < rn->edge.n; i++) {
+            int64_t c = rn->edge.shapes[i].d[1];
+            partial_rn |= c > lo && c < top[k] && c % 8 == 0;
+            full_rn |= c == top[k];
+        }
+        CHECK(partial_rn);
+        CHECK(full_rn);
         for (int i = 0; i < sm->edge.n; i++) {
             int64_t c = sm->edge.shapes[i].d[1];
             partial_sm |= c > lo && c < top[k] && c % 8 == 0;
@@ -328,6 +341,23 @@ static void test_references(void) {
         kp_shape s1 = {2, {1, 4}};
         ref_case(op, &s1, vals, want, 1e-15, 1e-3);
     }
+    /* rmsnorm of [1, 2, 3, 4]: mean square 7.5, rstd 1/sqrt(7.50001); with
+     * w = [1, 2, 0.5, 1]: y = [0.365148128, 1.46059251, 0.547722192,
+     * 1.46059251]. Second row all zeros: y is exactly 0, and so is its
+     * tolerance but for the floor. One column: y = x / sqrt(x^2 + eps) w. */
+    {
+        const kp_op *op = kp_op_find("rmsnorm_f32");
+        kp_shape s = {2, {2, 4}};
+        double x[] = {1, 2, 3, 4, 0, 0, 0, 0}, w[] = {1, 2, 0.5, 1};
+        const double *vals[] = {x, w};
+        double want[] = {0.3651481282381064, 1.4605925129524255, 0.5477221923571596, 1.4605925129524255, 0, 0, 0, 0};
+        ref_case_abs(op, &s, vals, want, 1e-15, 1e-4, 1e-36);
+        ref_case_abs(kp_op_find("rmsnorm_bf16"), &s, vals, want, 1e-15, 0.05, 1e-36);
+        kp_shape s1 = {2, {1, 1}};
+        double x1[] = {-3}, w1[] = {2}, want1[] = {-1.9999988888898148};
+        const double *vals1[] = {x1, w1};
+        ref_case(op, &s1, vals1, want1, 1e-15, 1e-5);
+    }
     /* [[1,2,3],[4,5,6]] [[7,8],[9,10],[11,12]] = [[58,64],[139,154]] */
     {
         const kp_op *op = kp_op_find("matmul_f32");
@@ -399,6 +429,12 @@ static void test_cost(void) {
     CHECK(ln->flops(&l) == 8.0 * 67108864);
     CHECK(ln->buf_elems(&l, 1) == 4096 && ln->buf_elems(&l, 2) == 4096 && ln->buf_elems(&l, 3) == 67108864);
 
+    const kp_op *rn = kp_op_find("rmsnorm_f32"), *rb = kp_op_find("rmsnorm_bf16");
+    CHECK(rn->min_bytes(&l) == (2.0 * 67108864 + 4096) * 4); /* read x and w, write y */
+    CHECK(rb->min_bytes(&l) == (2.0 * 67108864 + 4096) * 2);
+    CHECK(rn->flops(&l) == 4.0 * 67108864);
+    CHECK(rn->buf_elems(&l, 0) == 67108864 && rn->buf_elems(&l, 1) == 4096 && rn->buf_elems(&l, 2) == 67108864);
+
     const kp_op *su = kp_op_find("sum_f32");
     kp_shape n = {1, {1 << 28}};
     CHECK(su->min_bytes(&n) == 1073741828.0);
@@ -422,6 +458,11 @@ static int fake_sum_s(const float *x, float *out, int64_t n, void *stream) {
 static int fake_ln(const uint16_t *x, const uint16_t *w, const uint16_t *b, uint16_t *y, int64_t rows, int64_t cols) {
     (void)x;
     for (int64_t i = 0; i < rows * cols; i++) y[i] = (uint16_t)(w[i % cols] + b[i % cols]);
+    return (int)(rows * 100 + cols);
+}
+static int fake_rn(const float *x, const float *w, float *y, int64_t rows, int64_t cols, void *stream) {
+    seen_stream = stream;
+    for (int64_t i = 0; i < rows * cols; i++) y[i] = x[i] * w[i % cols];
     return (int)(rows * 100 + cols);
 }
 static int fake_mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K, void *stream) {
@@ -451,6 +492,14 @@ static void test_invoke(void) {
     memcpy(&fn, &f3, sizeof fn);
     CHECK(kp_op_find("layernorm_bf16")->invoke(fn, lb, &ls, NULL, 0) == 203);
     CHECK(y[0] == 11 && y[5] == 33);
+
+    float rx[6] = {1, 2, 3, 4, 5, 6}, rw[3] = {1, 2, 3}, ry[6] = {0};
+    void *rb[KP_MAX_BUFS] = {rx, rw, ry};
+    int (*f5)(const float *, const float *, float *, int64_t, int64_t, void *) = fake_rn;
+    memcpy(&fn, &f5, sizeof fn);
+    seen_stream = NULL;
+    CHECK(kp_op_find("rmsnorm_f32")->invoke(fn, rb, &ls, (void *)rx, 1) == 203 && seen_stream == (void *)rx);
+    CHECK(ry[0] == 1 && ry[5] == 18);
 
     float A[1] = {3}, B[1] = {5}, C[1] = {0};
     void *mb[KP_MAX_BUFS] = {A, B, C};
@@ -561,6 +610,63 @@ static void test_end_to_end(void) {
     kp_free_bufs(op, in);
 }
 
+/* rmsnorm's tolerance on generated inputs of every distribution: the
+ * float rounding of the reference passes (bf16: the bf16 rounding), all
+ * zeros fail, and so does y computed without eps on the small inputs
+ * (mean(x^2) is a tenth of eps there) or with eps outside the root. On
+ * the others eps moves y by 5e-6 relative or less, inside fp32's
+ * tolerance: the small inputs are what pin it down. */
+static void test_rmsnorm_tolerance(void) {
+    for (int t = 0; t < 2; t++) {
+        const kp_op *op = kp_op_find(t ? "rmsnorm_bf16" : "rmsnorm_f32");
+        const kp_shape *s = &op->quick.shapes[1];
+        int small = -1;
+        for (int d = 0; d < op->ndists; d++)
+            if (strcmp(op->dists[d].name, "small") == 0) small = d;
+        CHECK(small >= 0 && op->ndists >= 4);
+        for (int d = 0; d < op->ndists; d++) {
+            void *in[KP_MAX_BUFS];
+            kp_ref ref;
+            CHECK(kp_gen_inputs(op, s, d, 11 + (uint64_t)d, in) == 0);
+            CHECK(op->reference(op, s, (const void *const *)in, &ref) == 0);
+            const int64_t n = ref.n, rows = s->d[0], cols = s->d[1];
+            void *out = malloc((size_t)n * 4);
+            kp_check c;
+            for (int64_t i = 0; i < n; i++) {
+                if (t) ((uint16_t *)out)[i] = kp_f32_to_bf16_bits((float)ref.want[i]);
+                else ((float *)out)[i] = (float)ref.want[i];
+            }
+            kp_check_output(op, s, (const void *const *)in, &ref, out, 3, &c);
+            CHECK(c.ok && c.checked == n);
+            memset(out, 0, (size_t)n * kp_dtype_size(op->dtype));
+            kp_check_output(op, s, (const void *const *)in, &ref, out, 3, &c);
+            CHECK(!c.ok && c.bad > n / 2);
+            /* eps left out, and eps added to the root instead of inside */
+            for (int variant = 0; variant < 2; variant++) {
+                for (int64_t r = 0; r < rows; r++) {
+                    double ss = 0;
+                    for (int64_t j = 0; j < cols; j++) {
+                        double v = kp_load(in[0], op->dtype, r * cols + j);
+                        ss += v * v;
+                    }
+                    double rms = sqrt(ss / (double)cols);
+                    double scale = variant ? 1.0 / (rms + KP_RMSNORM_EPS) : 1.0 / rms;
+                    for (int64_t j = 0; j < cols; j++) {
+                        double y = kp_load(in[0], op->dtype, r * cols + j) * scale * kp_load(in[1], op->dtype, j);
+                        if (t) ((uint16_t *)out)[r * cols + j] = kp_f32_to_bf16_bits((float)y);
+                        else ((float *)out)[r * cols + j] = (float)y;
+                    }
+                }
+                kp_check_output(op, s, (const void *const *)in, &ref, out, 3, &c);
+                if (d == small) CHECK(!c.ok);
+            }
+            free(out);
+            kp_ref_free(&ref);
+            kp_free_bufs(op, in);
+        }
+    }
+}
+
 /* ===== row-local ops ======================================================= */
 
 /* What the lazy timing sets rely on (src/core/protocol/inputs.c): for an op marked
@@ -604,7 +710,7 @@ static void test_row_local(void) {
             kp_free_bufs(op, in);
         }
     }
-    CHECK(nlocal >= 4); /* softmax and layernorm, f32 and bf16, at least */
+    CHECK(nlocal >= 6); /* softmax, layernorm and rmsnorm, f32 and bf16, at least */
 }
 
 int main(void) {
@@ -617,6 +723,7 @@ int main(void) {
     test_invoke();
     test_check();
     test_end_to_end();
+    test_rmsnorm_tolerance();
     test_row_local();
     TEST_MAIN_END();
 }

@@ -20,7 +20,7 @@
  * baselines) asks the registry or `kproof list`. */
 #define KP_OPS(X)                                                                                          \
     X(matmul_f32) X(matmul_bf16) X(softmax_f32) X(softmax_bf16) X(layernorm_f32) X(layernorm_bf16)         \
-    X(sum_f32)
+    X(rmsnorm_f32) X(rmsnorm_bf16) X(sum_f32)
 #define KP_OP_DECLARE(name) extern const kp_op kp_op_##name;
 KP_OPS(KP_OP_DECLARE)
 #undef KP_OP_DECLARE
