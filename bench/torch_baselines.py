@@ -32,71 +32,52 @@ guards and dispatch took 70-220 us on the H200's host, longer than its
 kernels at 64-130 us, so the samples would judge Python, not the kernel.
 scripts/summarize.py judges torch on the device time.
 
-    python3 bench/torch_baselines.py --out results.json [--ops softmax,layernorm,sum,matmul] [--kernels]
+The ops, their benchmark shapes, dtypes, bytes and FLOPs come from the
+registry (`kproof list --json`); each op's torch function and inputs from
+kernels/<op>/torch_baseline.py (fn(shape) -> the callable, inputs(shape,
+dtype, gen) -> its arguments). An op without that file has no torch
+baseline; --plan prints the rows a run would time, without torch.
+
+    python3 bench/torch_baselines.py --out results.json [--ops softmax,layernorm] [--kernels]
+                                     [--kproof build/kproof]
+    python3 bench/torch_baselines.py --plan
 """
 import argparse
+import importlib.util
 import json
 import math
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
 
-import torch
-
-SHAPES = {
-    "softmax": [(8192, 8192), (65536, 1024), (4096, 32768)],
-    "layernorm": [(16384, 4096), (65536, 1024), (4096, 16384)],
-    "sum": [(1 << 28,), (1 << 24,), (1 << 20,)],
-    "matmul": [(4096, 4096, 4096), (8192, 8192, 8192), (4095, 4095, 4095), (8192, 1024, 8192)],
-}
-DTYPES = {"softmax": ["f32", "bf16"], "layernorm": ["f32", "bf16"], "sum": ["f32"], "matmul": ["f32", "bf16"]}
-TD = {"f32": torch.float32, "bf16": torch.bfloat16}
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+torch = None  # imported by main, so --plan and the trace reader run without it
 
 
-def min_bytes(op, shape, dt):
-    e = 4 if dt == "f32" else 2
-    if op == "softmax":
-        return 2 * shape[0] * shape[1] * e
-    if op == "layernorm":
-        return 2 * shape[0] * shape[1] * e + 2 * shape[1] * e
-    if op == "sum":
-        return shape[0] * 4 + 4
-    m, n, k = shape
-    return (m * k + k * n + m * n) * e
+def registry(kproof):
+    """{family: [(dtype, [(shape, min_bytes, flops), ...]), ...]} in the
+    registry's order, from `kproof list --json`."""
+    out = subprocess.run([kproof, "list", "--json"], check=True, capture_output=True, text=True).stdout
+    fams = {}
+    for op in json.loads(out)["ops"]:
+        rows = [(tuple(c["shape"]), c["min_bytes"], c["flops"]) for c in op["canonical"]]
+        fams.setdefault(op["family"], []).append((op["dtype"], rows))
+    return fams
 
 
-def flops(op, shape):
-    if op == "matmul":
-        m, n, k = shape
-        return 2.0 * m * n * k
-    return 0.0
+def baseline_path(family):
+    return os.path.join(ROOT, "kernels", family, "torch_baseline.py")
 
 
-def make_fn(op, shape):
-    if op == "softmax":
-        return lambda x: torch.softmax(x, dim=-1)
-    if op == "layernorm":
-        cols = shape[1]
-        return lambda x, w, b: torch.nn.functional.layer_norm(x, (cols,), w, b, 1e-5)
-    if op == "sum":
-        return lambda x: torch.sum(x)
-    return lambda a, b: torch.mm(a, b)
-
-
-def make_inputs(op, shape, dt, gen):
-    t = TD[dt]
-    if op in ("softmax", "sum"):
-        return (torch.randn(shape, device="cuda", dtype=torch.float32, generator=gen).to(t),)
-    if op == "layernorm":
-        r, c = shape
-        x = torch.randn((r, c), device="cuda", generator=gen).to(t)
-        w = (1 + 0.1 * torch.randn((c,), device="cuda", generator=gen)).to(t)
-        b = (0.1 * torch.randn((c,), device="cuda", generator=gen)).to(t)
-        return (x, w, b)
-    m, n, k = shape
-    return (torch.randn((m, k), device="cuda", generator=gen).to(t), torch.randn((k, n), device="cuda", generator=gen).to(t))
+def load_baseline(family):
+    """kernels/<family>/torch_baseline.py as a module."""
+    spec = importlib.util.spec_from_file_location("kp_torch_baseline_" + family, baseline_path(family))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def boot_ci(xs, reps=2000, seed=1):
@@ -192,14 +173,38 @@ def kernel_launches(fn, args):
 
 
 def main():
+    global torch
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--ops", default="softmax,layernorm,sum,matmul")
+    ap.add_argument("--out")
+    ap.add_argument("--ops", default="", help="comma list of op families (default: every op with a torch baseline)")
+    ap.add_argument("--kproof", default=os.environ.get("KPROOF", os.path.join(ROOT, "build", "kproof")))
+    ap.add_argument("--plan", action="store_true", help="print the rows a run would time, and stop (no torch)")
     ap.add_argument("--budget", type=float, default=3.0)
     ap.add_argument("--modes", default="eager,compile,max-autotune")
     ap.add_argument("--kernels", action="store_true",
                     help="after each row's timing, profile one call and record the kernels it launched")
     args = ap.parse_args()
+    fams = registry(args.kproof)
+    # Memory-bound ops (under 16 FLOPs a byte) first, compute-bound ones
+    # last, each group in the registry's order: max-autotune of a GEMM
+    # takes minutes, so a run cut short by its time limit loses those.
+    intensity = {f: max(fl / one for _, shapes in fams[f] for _, one, fl in shapes) for f in fams}
+    with_torch = sorted((f for f in fams if os.path.exists(baseline_path(f))), key=lambda f: intensity[f] > 16)
+    ops = args.ops.split(",") if args.ops else with_torch
+    for op in ops:
+        if op not in with_torch:
+            ap.error("no torch baseline for '%s' (ops with one: %s)" % (op, ",".join(with_torch)))
+    if args.plan:
+        for op in ops:
+            for dt, shapes in fams[op]:
+                for shape, one, fl in shapes:
+                    print(json.dumps({"op": op, "dtype": dt, "shape": list(shape), "min_bytes": one, "flops": fl}))
+        return 0
+    if not args.out:
+        ap.error("--out is required")
+    import torch as _torch
+    torch = _torch
+    td = {"f32": torch.float32, "bf16": torch.bfloat16}
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     props = torch.cuda.get_device_properties(0)
@@ -208,16 +213,16 @@ def main():
     gen = torch.Generator(device="cuda")
     gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
     rows = []
-    for op in args.ops.split(","):
-        for dt in DTYPES[op]:
-            for shape in SHAPES[op]:
-                one = min_bytes(op, shape, dt)
+    for op in ops:
+        mod = load_baseline(op)
+        for dt, shapes in fams[op]:
+            for shape, one, fl in shapes:
                 nsets = max(8, math.ceil(3 * l2 / one))
                 nsets = min(nsets, 32)
                 if one * nsets > 40e9:
                     nsets = max(2, int(40e9 // one))
-                sets = [make_inputs(op, shape, dt, gen) for _ in range(nsets)]
-                base = make_fn(op, shape)
+                sets = [mod.inputs(shape, td[dt], gen) for _ in range(nsets)]
+                base = mod.fn(shape)
                 ref = base(*sets[0]).float()
                 for mode in args.modes.split(","):
                     try:
@@ -225,10 +230,10 @@ def main():
                             fn = base
                         elif mode == "compile":
                             torch._dynamo.reset()
-                            fn = torch.compile(make_fn(op, shape), dynamic=False)
+                            fn = torch.compile(mod.fn(shape), dynamic=False)
                         else:
                             torch._dynamo.reset()
-                            fn = torch.compile(make_fn(op, shape), dynamic=False, mode="max-autotune-no-cudagraphs")
+                            fn = torch.compile(mod.fn(shape), dynamic=False, mode="max-autotune-no-cudagraphs")
                         got = fn(*sets[0]).float()
                         err = (got - ref).norm().item() / max(ref.norm().item(), 1e-30)
                         ts, dev, host = time_cold(fn, sets, flush, budget_s=args.budget)
@@ -237,7 +242,7 @@ def main():
                         dlo, dhi = boot_ci(dev)
                         row = {"op": op, "dtype": dt, "shape": list(shape), "mode": mode, "median_s": med,
                                "lo_s": lo, "hi_s": hi, "samples": len(ts), "sets": nsets,
-                               "gbs": one / med * 1e-9, "tflops": flops(op, shape) / med * 1e-12,
+                               "gbs": one / med * 1e-9, "tflops": fl / med * 1e-12,
                                "rel_err_vs_eager": err,
                                # apart, as kproof's JSON has them: the device's time
                                # alone, Python's enqueue time, and how many samples

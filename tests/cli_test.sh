@@ -77,6 +77,31 @@ check "help eval documents exit codes" has "Exit status" "$T/out"
 check "list names every op" has "layernorm_bf16" "$T/out"
 "$K" spec matmul --dtype bf16 >"$T/out" 2>&1
 check "spec shows the prototype" has "kp_matmul_bf16" "$T/out"
+# The op table as JSON: what scripts read instead of a list of their own.
+"$K" list --json >"$T/ops.json" 2>&1
+check "list --json: every op of the table, with its benchmark shapes and bytes" python3 - "$T/ops.json" "$K" <<'PY'
+import json, subprocess, sys
+ops = json.load(open(sys.argv[1]))["ops"]
+table = subprocess.run([sys.argv[2], "list"], capture_output=True, text=True).stdout.split("\n")[1:]
+assert [o["name"] for o in ops] == [l.split()[0] for l in table if l.strip()], ops
+for o in ops:
+    assert o["name"] == o["family"] + "_" + o["dtype"] and o["entry"] == "kp_" + o["name"], o
+    assert o["canonical"] and all(c["shape"] and c["min_bytes"] > 0 and c["flops"] > 0 for c in o["canonical"]), o
+PY
+"$K" list --frob >/dev/null 2>&1
+check "list with an unknown argument: exit 64" [ $? -eq 64 ]
+# Every op has a torch baseline (kernels/<op>/torch_baseline.py), and the
+# torch script's plan, read from the registry, times every op's
+# benchmark shapes in every dtype (no torch needed for the plan).
+python3 "$S/bench/torch_baselines.py" --plan --kproof "$K" >"$T/plan" 2>&1
+check "torch baselines: a plan row per op, dtype and benchmark shape" python3 - "$T/ops.json" "$T/plan" <<'PY'
+import json, sys
+ops = json.load(open(sys.argv[1]))["ops"]
+plan = [json.loads(l) for l in open(sys.argv[2])]
+want = sorted((o["family"], o["dtype"], c["shape"], c["min_bytes"]) for o in ops for c in o["canonical"])
+got = sorted((r["op"], r["dtype"], r["shape"], r["min_bytes"]) for r in plan)
+assert got == want, (got, want)
+PY
 # A numbered kernel whose header says "kproof-best: no" is never the
 # project's best: the baseline is the highest number without it.
 mkdir -p "$T/root/kernels/sum/host" "$T/root/include"

@@ -138,48 +138,51 @@ int main(void) {
     snprintf(g_root, sizeof g_root, "%s", root ? root : ".");
     snprintf(g_cache, sizeof g_cache, "%s", cache ? cache : "/tmp/kproof-test-cache");
 
-    /* Every project host kernel PASSes every shape of its op. */
-    static const struct { const char *file, *op, *dtype; } good[] = {
-        {"kernels/softmax/host/f32-01-naive.c", "softmax", "f32"},
-        {"kernels/softmax/host/f32-02-fused.c", "softmax", "f32"},
-        {"kernels/softmax/host/bf16-01-naive.c", "softmax", "bf16"},
-        {"kernels/softmax/host/bf16-02-fused.c", "softmax", "bf16"},
-        {"kernels/layernorm/host/f32-01-naive.c", "layernorm", "f32"},
-        {"kernels/layernorm/host/f32-02-fused.c", "layernorm", "f32"},
-        {"kernels/layernorm/host/bf16-01-naive.c", "layernorm", "bf16"},
-        {"kernels/layernorm/host/bf16-02-fused.c", "layernorm", "bf16"},
-        {"kernels/sum/host/f32-01-naive.c", "sum", "f32"},
-        {"kernels/sum/host/f32-02-tree.c", "sum", "f32"},
-        {"kernels/matmul/host/f32-01-naive.c", "matmul", "f32"},
-        {"kernels/matmul/host/f32-02-blocked.c", "matmul", "f32"},
-        {"kernels/matmul/host/bf16-01-naive.c", "matmul", "bf16"},
-        {"kernels/matmul/host/bf16-02-blocked.c", "matmul", "bf16"},
-    };
-    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
-        char path[2048];
-        snprintf(path, sizeof path, "%s/%s", g_root, good[i].file);
-        if (!kp_file_exists(path)) {
-            fprintf(stderr, "missing project kernel %s\n", good[i].file);
+    /* Every project host kernel PASSes every shape of its op: every
+     * kernels/<family>/host/<dtype>-NN-<idea>.c of every op the registry
+     * holds, found on disk, and at least the naive one (kproof init's)
+     * for each op. */
+    int nkernels = 0;
+    for (int o = 0; o < kp_op_count(); o++) {
+        const kp_op *op = kp_op_at(o);
+        char dir[1400], naive[1500], prefix[16];
+        snprintf(dir, sizeof dir, "%s/kernels/%s/host", g_root, op->family);
+        snprintf(naive, sizeof naive, "%s/%s-01-naive.c", dir, kp_dtype_name(op->dtype));
+        if (!kp_file_exists(naive)) {
+            fprintf(stderr, "missing project kernel %s\n", naive);
             CHECK(0);
-            continue;
         }
-        kp_result r;
-        kp_verdict v = eval_file(good[i].file, good[i].op, good[i].dtype, 0, &r);
-        CHECK(v == KP_PASS || v == KP_NOISY); /* NOISY: correct, the CI machine is noisy */
-        CHECK(r.nshapes >= 3);
-        int timed = 0;
-        for (int s = 0; s < r.nshapes; s++) {
-            CHECK(r.shapes[s].verdict == KP_PASS || r.shapes[s].verdict == KP_NOISY);
-            if (r.shapes[s].timed) {
-                timed++;
-                CHECK(r.shapes[s].cand.n >= 5);
-                CHECK(r.shapes[s].cand.lo <= r.shapes[s].cand.median);
-                CHECK(r.shapes[s].cand.median <= r.shapes[s].cand.hi);
+        snprintf(prefix, sizeof prefix, "%s-", kp_dtype_name(op->dtype));
+        kp_name *names = NULL;
+        int n = kp_list_dir(dir, &names);
+        for (int j = 0; j < n; j++) {
+            const size_t len = strlen(names[j]), pl = strlen(prefix);
+            if (strncmp(names[j], prefix, pl) != 0 || names[j][pl] < '0' || names[j][pl] > '9' || len < 3 ||
+                strcmp(names[j] + len - 2, ".c") != 0)
+                continue;
+            char rel[1400];
+            snprintf(rel, sizeof rel, "kernels/%s/host/%s", op->family, names[j]);
+            nkernels++;
+            kp_result r;
+            kp_verdict v = eval_file(rel, op->family, kp_dtype_name(op->dtype), 0, &r);
+            CHECK(v == KP_PASS || v == KP_NOISY); /* NOISY: correct, the CI machine is noisy */
+            CHECK(r.nshapes >= 3);
+            int timed = 0;
+            for (int s = 0; s < r.nshapes; s++) {
+                CHECK(r.shapes[s].verdict == KP_PASS || r.shapes[s].verdict == KP_NOISY);
+                if (r.shapes[s].timed) {
+                    timed++;
+                    CHECK(r.shapes[s].cand.n >= 5);
+                    CHECK(r.shapes[s].cand.lo <= r.shapes[s].cand.median);
+                    CHECK(r.shapes[s].cand.median <= r.shapes[s].cand.hi);
+                }
             }
+            CHECK(timed >= 1);
+            kp_result_free(&r);
         }
-        CHECK(timed >= 1);
-        kp_result_free(&r);
+        free(names);
     }
+    CHECK(nkernels >= 2 * kp_op_count()); /* a naive and a faster one per op, at least */
 
     /* Broken candidates: verdict, the check that decided, and the evidence. */
     expect("tests/candidates/softmax_unwritten.c", "softmax", KP_WRONG, "poison", "never written", 1);

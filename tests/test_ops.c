@@ -1,4 +1,4 @@
-/* test_ops.c: the op registry, shapes, the four ops' float64 references
+/* test_ops.c: the op registry, shapes, every op's float64 references
  * against hand-computed values, the cost model, invoke, and the output
  * check's bookkeeping and messages.
  */
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kproof/kernel.h" /* KP_RMSNORM_EPS */
 #include "kproof/kproof.h"
 #include "test.h"
 
@@ -16,25 +17,34 @@ extern double kp_matmul_full_limit; /* src/ops/matmul.c */
 /* ===== registry =========================================================== */
 
 static void test_registry(void) {
-    static const char *names[] = {"matmul_f32",    "matmul_bf16",    "softmax_f32", "softmax_bf16",
+    /* The ops any build has; the registry may hold more, and every op it
+     * holds, known here or not, is checked the same way below. */
+    static const char *known[] = {"matmul_f32",    "matmul_bf16",    "softmax_f32", "softmax_bf16",
                                   "layernorm_f32", "layernorm_bf16", "sum_f32"};
-    static const int outbuf[] = {2, 2, 1, 1, 3, 3, 1};
-    CHECK(kp_op_count() == 7);
-    CHECK(kp_op_at(-1) == NULL && kp_op_at(7) == NULL);
-    for (int i = 0; i < 7; i++) {
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) CHECK(kp_op_find(known[k]) != NULL);
+    const int nops = kp_op_count();
+    CHECK(nops >= (int)(sizeof known / sizeof known[0]));
+    CHECK(kp_op_at(-1) == NULL && kp_op_at(nops) == NULL);
+    for (int i = 0; i < nops; i++) {
         const kp_op *op = kp_op_at(i);
-        CHECK(op && strcmp(op->name, names[i]) == 0);
-        CHECK(kp_op_find(names[i]) == op);
+        CHECK(op != NULL);
+        if (!op) continue;
+        CHECK(kp_op_find(op->name) == op);
+        for (int j = 0; j < i; j++) CHECK(strcmp(kp_op_at(j)->name, op->name) != 0);
         char entry[64];
-        snprintf(entry, sizeof entry, "kp_%s", names[i]);
+        snprintf(entry, sizeof entry, "kp_%s", op->name);
         CHECK(strcmp(op->entry, entry) == 0);
         char fam[64];
         snprintf(fam, sizeof fam, "%s_%s", op->family, kp_dtype_name(op->dtype));
         CHECK(strcmp(fam, op->name) == 0);
-        CHECK(kp_op_output_buf(op) == outbuf[i]);
-        CHECK(op->nbufs == outbuf[i] + 1);
+        /* A family's f32 variant comes first: kp_op_resolve falls back to it. */
+        if (op->dtype != KP_F32) CHECK(kp_op_resolve(op->family, NULL) != NULL);
+        CHECK(kp_op_resolve(op->family, kp_dtype_name(op->dtype)) == op);
+        /* inputs first, then the one output, last */
+        const int outbuf = kp_op_output_buf(op);
+        CHECK(outbuf == op->nbufs - 1);
         for (int b = 0; b < op->nbufs; b++) {
-            CHECK(op->bufs[b].output == (b == outbuf[i])); /* inputs first, then the one output */
+            CHECK(op->bufs[b].output == (b == outbuf));
             CHECK(op->bufs[b].dtype == op->dtype);
         }
         CHECK(op->ndists >= 2 && op->dists[0].name && strcmp(op->dists[0].name, "normal") == 0);
@@ -43,6 +53,8 @@ static void test_registry(void) {
         CHECK(op->invoke && op->reference && op->gen && op->draw_shape && op->shape_ok && op->flops &&
               op->min_bytes && op->buf_elems);
     }
+    CHECK(kp_op_output_buf(kp_op_find("matmul_f32")) == 2 && kp_op_output_buf(kp_op_find("layernorm_f32")) == 3 &&
+          kp_op_output_buf(kp_op_find("softmax_bf16")) == 1 && kp_op_output_buf(kp_op_find("sum_f32")) == 1);
     CHECK(kp_op_find("softmax") == NULL);
     CHECK(kp_op_find(NULL) == NULL);
     CHECK(kp_op_resolve("softmax", NULL) == kp_op_find("softmax_f32"));
@@ -98,6 +110,11 @@ static void test_shape_sets(void) {
     CHECK(same_shape(&ln->canonical.shapes[0], 2, 16384, 4096, 0));
     CHECK(same_shape(&ln->canonical.shapes[1], 2, 65536, 1024, 0));
     CHECK(same_shape(&ln->canonical.shapes[2], 2, 4096, 16384, 0));
+    const kp_op *rn = kp_op_find("rmsnorm_bf16");
+    CHECK(rn->canonical.n == 3);
+    CHECK(same_shape(&rn->canonical.shapes[0], 2, 16384, 4096, 0));
+    CHECK(same_shape(&rn->canonical.shapes[1], 2, 65536, 1024, 0));
+    CHECK(same_shape(&rn->canonical.shapes[2], 2, 4096, 16384, 0));
     CHECK(su->canonical.n == 3);
     CHECK(same_shape(&su->canonical.shapes[0], 1, 1 << 28, 0, 0));
     CHECK(same_shape(&su->canonical.shapes[1], 1, 1 << 24, 0, 0));
@@ -146,7 +163,14 @@ static void test_shape_sets(void) {
     static const int64_t top[] = {128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
     for (int k = 0; k < 9; k++) {
         int64_t lo = k ? top[k - 1] : 0;
-        int partial_sm = 0, partial_ln = 0, full_ln = 0;
+        int partial_sm = 0, partial_ln = 0, full_ln = 0, partial_rn = 0, full_rn = 0;
+        for (int i = 0; i < rn->edge.n; i++) {
+            int64_t c = rn->edge.shapes[i].d[1];
+            partial_rn |= c > lo && c < top[k] && c % 8 == 0;
+            full_rn |= c == top[k];
+        }
+        CHECK(partial_rn);
+        CHECK(full_rn);
         for (int i = 0; i < sm->edge.n; i++) {
             int64_t c = sm->edge.shapes[i].d[1];
             partial_sm |= c > lo && c < top[k] && c % 8 == 0;
@@ -319,6 +343,23 @@ static void test_references(void) {
         kp_shape s1 = {2, {1, 4}};
         ref_case(op, &s1, vals, want, 1e-15, 1e-3);
     }
+    /* rmsnorm of [1, 2, 3, 4]: mean square 7.5, rstd 1/sqrt(7.50001); with
+     * w = [1, 2, 0.5, 1]: y = [0.365148128, 1.46059251, 0.547722192,
+     * 1.46059251]. Second row all zeros: y is exactly 0, and so is its
+     * tolerance but for the floor. One column: y = x / sqrt(x^2 + eps) w. */
+    {
+        const kp_op *op = kp_op_find("rmsnorm_f32");
+        kp_shape s = {2, {2, 4}};
+        double x[] = {1, 2, 3, 4, 0, 0, 0, 0}, w[] = {1, 2, 0.5, 1};
+        const double *vals[] = {x, w};
+        double want[] = {0.3651481282381064, 1.4605925129524255, 0.5477221923571596, 1.4605925129524255, 0, 0, 0, 0};
+        ref_case_abs(op, &s, vals, want, 1e-15, 1e-4, 1e-36);
+        ref_case_abs(kp_op_find("rmsnorm_bf16"), &s, vals, want, 1e-15, 0.05, 1e-36);
+        kp_shape s1 = {2, {1, 1}};
+        double x1[] = {-3}, w1[] = {2}, want1[] = {-1.9999988888898148};
+        const double *vals1[] = {x1, w1};
+        ref_case(op, &s1, vals1, want1, 1e-15, 1e-5);
+    }
     /* [[1,2,3],[4,5,6]] [[7,8],[9,10],[11,12]] = [[58,64],[139,154]] */
     {
         const kp_op *op = kp_op_find("matmul_f32");
@@ -390,6 +431,12 @@ static void test_cost(void) {
     CHECK(ln->flops(&l) == 8.0 * 67108864);
     CHECK(ln->buf_elems(&l, 1) == 4096 && ln->buf_elems(&l, 2) == 4096 && ln->buf_elems(&l, 3) == 67108864);
 
+    const kp_op *rn = kp_op_find("rmsnorm_f32"), *rb = kp_op_find("rmsnorm_bf16");
+    CHECK(rn->min_bytes(&l) == (2.0 * 67108864 + 4096) * 4); /* read x and w, write y */
+    CHECK(rb->min_bytes(&l) == (2.0 * 67108864 + 4096) * 2);
+    CHECK(rn->flops(&l) == 4.0 * 67108864);
+    CHECK(rn->buf_elems(&l, 0) == 67108864 && rn->buf_elems(&l, 1) == 4096 && rn->buf_elems(&l, 2) == 67108864);
+
     const kp_op *su = kp_op_find("sum_f32");
     kp_shape n = {1, {1 << 28}};
     CHECK(su->min_bytes(&n) == 1073741828.0);
@@ -413,6 +460,11 @@ static int fake_sum_s(const float *x, float *out, int64_t n, void *stream) {
 static int fake_ln(const uint16_t *x, const uint16_t *w, const uint16_t *b, uint16_t *y, int64_t rows, int64_t cols) {
     (void)x;
     for (int64_t i = 0; i < rows * cols; i++) y[i] = (uint16_t)(w[i % cols] + b[i % cols]);
+    return (int)(rows * 100 + cols);
+}
+static int fake_rn(const float *x, const float *w, float *y, int64_t rows, int64_t cols, void *stream) {
+    seen_stream = stream;
+    for (int64_t i = 0; i < rows * cols; i++) y[i] = x[i] * w[i % cols];
     return (int)(rows * 100 + cols);
 }
 static int fake_mm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K, void *stream) {
@@ -442,6 +494,14 @@ static void test_invoke(void) {
     memcpy(&fn, &f3, sizeof fn);
     CHECK(kp_op_find("layernorm_bf16")->invoke(fn, lb, &ls, NULL, 0) == 203);
     CHECK(y[0] == 11 && y[5] == 33);
+
+    float rx[6] = {1, 2, 3, 4, 5, 6}, rw[3] = {1, 2, 3}, ry[6] = {0};
+    void *rb[KP_MAX_BUFS] = {rx, rw, ry};
+    int (*f5)(const float *, const float *, float *, int64_t, int64_t, void *) = fake_rn;
+    memcpy(&fn, &f5, sizeof fn);
+    seen_stream = NULL;
+    CHECK(kp_op_find("rmsnorm_f32")->invoke(fn, rb, &ls, (void *)rx, 1) == 203 && seen_stream == (void *)rx);
+    CHECK(ry[0] == 1 && ry[5] == 18);
 
     float A[1] = {3}, B[1] = {5}, C[1] = {0};
     void *mb[KP_MAX_BUFS] = {A, B, C};
@@ -552,6 +612,63 @@ static void test_end_to_end(void) {
     kp_free_bufs(op, in);
 }
 
+/* rmsnorm's tolerance on generated inputs of every distribution: the
+ * float rounding of the reference passes (bf16: the bf16 rounding), all
+ * zeros fail, and so does y computed without eps on the small inputs
+ * (mean(x^2) is a tenth of eps there) or with eps outside the root. On
+ * the others eps moves y by 5e-6 relative or less, inside fp32's
+ * tolerance: the small inputs are what pin it down. */
+static void test_rmsnorm_tolerance(void) {
+    for (int t = 0; t < 2; t++) {
+        const kp_op *op = kp_op_find(t ? "rmsnorm_bf16" : "rmsnorm_f32");
+        const kp_shape *s = &op->quick.shapes[1];
+        int small = -1;
+        for (int d = 0; d < op->ndists; d++)
+            if (strcmp(op->dists[d].name, "small") == 0) small = d;
+        CHECK(small >= 0 && op->ndists >= 4);
+        for (int d = 0; d < op->ndists; d++) {
+            void *in[KP_MAX_BUFS];
+            kp_ref ref;
+            CHECK(kp_gen_inputs(op, s, d, 11 + (uint64_t)d, in) == 0);
+            CHECK(op->reference(op, s, (const void *const *)in, &ref) == 0);
+            const int64_t n = ref.n, rows = s->d[0], cols = s->d[1];
+            void *out = malloc((size_t)n * 4);
+            kp_check c;
+            for (int64_t i = 0; i < n; i++) {
+                if (t) ((uint16_t *)out)[i] = kp_f32_to_bf16_bits((float)ref.want[i]);
+                else ((float *)out)[i] = (float)ref.want[i];
+            }
+            kp_check_output(op, s, (const void *const *)in, &ref, out, 3, &c);
+            CHECK(c.ok && c.checked == n);
+            memset(out, 0, (size_t)n * kp_dtype_size(op->dtype));
+            kp_check_output(op, s, (const void *const *)in, &ref, out, 3, &c);
+            CHECK(!c.ok && c.bad > n / 2);
+            /* eps left out, and eps added to the root instead of inside */
+            for (int variant = 0; variant < 2; variant++) {
+                for (int64_t r = 0; r < rows; r++) {
+                    double ss = 0;
+                    for (int64_t j = 0; j < cols; j++) {
+                        double v = kp_load(in[0], op->dtype, r * cols + j);
+                        ss += v * v;
+                    }
+                    double rms = sqrt(ss / (double)cols);
+                    double scale = variant ? 1.0 / (rms + KP_RMSNORM_EPS) : 1.0 / rms;
+                    for (int64_t j = 0; j < cols; j++) {
+                        double y = kp_load(in[0], op->dtype, r * cols + j) * scale * kp_load(in[1], op->dtype, j);
+                        if (t) ((uint16_t *)out)[r * cols + j] = kp_f32_to_bf16_bits((float)y);
+                        else ((float *)out)[r * cols + j] = (float)y;
+                    }
+                }
+                kp_check_output(op, s, (const void *const *)in, &ref, out, 3, &c);
+                if (d == small) CHECK(!c.ok);
+            }
+            free(out);
+            kp_ref_free(&ref);
+            kp_free_bufs(op, in);
+        }
+    }
+}
+
 /* ===== row-local ops ======================================================= */
 
 /* What the lazy timing sets rely on (src/core/protocol/inputs.c): for an op marked
@@ -595,7 +712,7 @@ static void test_row_local(void) {
             kp_free_bufs(op, in);
         }
     }
-    CHECK(nlocal == 4); /* softmax and layernorm, f32 and bf16 */
+    CHECK(nlocal >= 6); /* softmax, layernorm and rmsnorm, f32 and bf16, at least */
 }
 
 /* What the lazy matmul timing sets rely on (src/core/protocol/correctness.c,
@@ -713,6 +830,7 @@ int main(void) {
     test_invoke();
     test_check();
     test_end_to_end();
+    test_rmsnorm_tolerance();
     test_row_local();
     test_lazy_matmul();
     test_lazy_precision();

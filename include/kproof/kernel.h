@@ -71,9 +71,14 @@ KP_ENTRY int kp_softmax_bf16(const kp_bf16 *x, kp_bf16 *y, int64_t rows, int64_t
  *      var the biased (population) variance; w, b have cols elements ----- */
 KP_ENTRY int kp_layernorm_f32(const float *x, const float *w, const float *b, float *y, int64_t rows, int64_t cols KP_STREAM_ARG);
 KP_ENTRY int kp_layernorm_bf16(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 *y, int64_t rows, int64_t cols KP_STREAM_ARG);
+/* ---- rmsnorm over each row, y = x / sqrt(mean(x^2) + 1e-5) * w; w has
+ *      cols elements ------------------------------------------------------ */
+KP_ENTRY int kp_rmsnorm_f32(const float *x, const float *w, float *y, int64_t rows, int64_t cols KP_STREAM_ARG);
+KP_ENTRY int kp_rmsnorm_bf16(const kp_bf16 *x, const kp_bf16 *w, kp_bf16 *y, int64_t rows, int64_t cols KP_STREAM_ARG);
 /* ---- sum of a vector: out[0] = x[0] + ... + x[n-1] --------------------- */
 KP_ENTRY int kp_sum_f32(const float *x, float *out, int64_t n KP_STREAM_ARG);
 
 #define KP_LAYERNORM_EPS 1e-5
+#define KP_RMSNORM_EPS 1e-5
 
 #endif

@@ -640,11 +640,13 @@ int kp_cli_demo(int argc, char **argv) {
 
     static row rows[MAX_ROWS];
     int nr = 0;
-    /* Honest rows: the project's best kernel of each op family, f32. */
-    static const char *fams[] = {"softmax", "layernorm", "sum", "matmul"};
-    for (size_t fi = 0; fi < sizeof fams / sizeof *fams && nr < MAX_ROWS; fi++) {
+    /* Honest rows: the project's best kernel of each op family, f32, in
+     * the registry's order (every family has an f32 op). */
+    for (int oi = 0; oi < kp_op_count() && nr < MAX_ROWS; oi++) {
+        if (kp_op_at(oi)->dtype != KP_F32) continue;
+        const char *fam = kp_op_at(oi)->family;
         char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/kernels/%s/%s", root, fams[fi], kp_backend_name(be));
+        snprintf(dir, sizeof dir, "%s/kernels/%s/%s", root, fam, kp_backend_name(be));
         kp_name *names = NULL;
         int n = kp_list_dir(dir, &names);
         const char *bestname = NULL;
@@ -659,8 +661,8 @@ int kp_cli_demo(int argc, char **argv) {
             row *r = &rows[nr];
             memset(r, 0, sizeof *r);
             snprintf(r->path, sizeof r->path, "%s/%s", dir, bestname);
-            snprintf(r->name, sizeof r->name, "%s/%.*s", fams[fi], (int)(strlen(bestname) - strlen(ext)), bestname);
-            snprintf(r->op, sizeof r->op, "%s_f32", fams[fi]);
+            snprintf(r->name, sizeof r->name, "%s/%.*s", fam, (int)(strlen(bestname) - strlen(ext)), bestname);
+            snprintf(r->op, sizeof r->op, "%s", kp_op_at(oi)->name);
             if (wanted(filter, r->name, NULL)) nr++;
         }
         free(names);

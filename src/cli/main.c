@@ -62,7 +62,9 @@ static const cmd_help HELP[] = {
      "  --quiet            no progress lines on stderr\n\n"
      "Exit status: 0 PASS, 1 WRONG, 2 REJECTED, 3 ERROR, 4 NOISY, 64 bad usage or input,\n"
      "70 the harness itself failed."},
-    {"list", "kproof list", "Lists the ops with their dtypes, shapes and entry points."},
+    {"list", "kproof list [--json]",
+     "Lists the ops with their dtypes and entry points; --json adds each op's family and\n"
+     "benchmark shapes with the cost model (bytes, FLOPs) at each."},
     {"spec", "kproof spec OP [--dtype T]",
      "Prints an op's contract: entry point prototype, buffers, shape sets, input\n"
      "distributions, cost model and tolerance policy."},
@@ -159,7 +161,42 @@ static int cmd_help_run(int argc, char **argv) {
 
 /* ---- list, spec, init ---------------------------------------------------------- */
 
-static int cmd_list(void) {
+/* The op table as JSON, for scripts that must not keep a list of their own
+ * (bench/torch_baselines.py): each op's name, family, dtype, entry point,
+ * and its benchmark shapes with the cost model at each. */
+static int list_json(void) {
+    printf("{\"schema\": 1, \"ops\": [");
+    for (int i = 0; i < kp_op_count(); i++) {
+        const kp_op *op = kp_op_at(i);
+        printf("%s\n {\"name\": ", i ? "," : "");
+        kp_json_str(stdout, op->name);
+        printf(", \"family\": ");
+        kp_json_str(stdout, op->family);
+        printf(", \"dtype\": \"%s\", \"entry\": ", kp_dtype_name(op->dtype));
+        kp_json_str(stdout, op->entry);
+        printf(", \"canonical\": [");
+        for (int k = 0; k < op->canonical.n; k++) {
+            const kp_shape *s = &op->canonical.shapes[k];
+            printf("%s{\"shape\": [", k ? ", " : "");
+            for (int d = 0; d < s->nd; d++) printf("%s%lld", d ? ", " : "", (long long)s->d[d]);
+            printf("], \"min_bytes\": %.17g, \"flops\": %.17g}", op->min_bytes(s), op->flops(s));
+        }
+        printf("]}");
+    }
+    printf("\n]}\n");
+    return 0;
+}
+
+static int cmd_list(int argc, char **argv) {
+    int json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else {
+            fprintf(stderr, "kproof list: unexpected argument '%s'\n", argv[i]);
+            return KP_EXIT_USAGE;
+        }
+    }
+    if (json) return list_json();
     printf("%-16s %-6s %-22s %s\n", "op", "dtype", "entry point", "what it computes");
     for (int i = 0; i < kp_op_count(); i++) {
         const kp_op *op = kp_op_at(i);
@@ -731,7 +768,7 @@ static int run(int argc, char **argv) {
             char *h[1] = {(char *)cmd};
             return cmd_help_run(1, h);
         }
-    if (!strcmp(cmd, "list")) return cmd_list();
+    if (!strcmp(cmd, "list")) return cmd_list(n, rest);
     if (!strcmp(cmd, "spec")) return cmd_spec(n, rest);
     if (!strcmp(cmd, "init")) return cmd_init(n, rest);
     if (!strcmp(cmd, "eval")) return cmd_eval(n, rest);

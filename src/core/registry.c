@@ -14,12 +14,10 @@
 
 /* ===== the table ======================================================== */
 
-/* Order is what `kproof ops` lists: family by family, f32 first, since
- * kp_op_resolve falls back to the f32 variant of a family. */
-static const kp_op *const kp_ops[] = {
-    &kp_op_matmul_f32,    &kp_op_matmul_bf16, &kp_op_softmax_f32, &kp_op_softmax_bf16,
-    &kp_op_layernorm_f32, &kp_op_layernorm_bf16, &kp_op_sum_f32,
-};
+/* KP_OPS (op_priv.h) in its order: what `kproof list` prints. */
+#define KP_OP_ADDR(name) &kp_op_##name,
+static const kp_op *const kp_ops[] = {KP_OPS(KP_OP_ADDR)};
+#undef KP_OP_ADDR
 #define KP_NOPS ((int)(sizeof kp_ops / sizeof kp_ops[0]))
 
 int kp_op_count(void) { return KP_NOPS; }

@@ -12,10 +12,18 @@
 #include "kproof/kproof.h"
 
 /* ---- the registered ops (defined in src/ops/<family>.c) ---------------- */
-extern const kp_op kp_op_matmul_f32, kp_op_matmul_bf16;
-extern const kp_op kp_op_softmax_f32, kp_op_softmax_bf16;
-extern const kp_op kp_op_layernorm_f32, kp_op_layernorm_bf16;
-extern const kp_op kp_op_sum_f32;
+/* The one list of ops: each X(name) is a descriptor kp_op_<name> defined in
+ * src/ops/<family>.c. It declares them here and makes the registry's table
+ * (registry.c), in this order: what `kproof list` prints, family by family,
+ * f32 first, since kp_op_resolve falls back to the f32 variant of a family.
+ * Everything else that enumerates ops (tests, the demo, scripts, the torch
+ * baselines) asks the registry or `kproof list`. */
+#define KP_OPS(X)                                                                                          \
+    X(matmul_f32) X(matmul_bf16) X(softmax_f32) X(softmax_bf16) X(layernorm_f32) X(layernorm_bf16)         \
+    X(rmsnorm_f32) X(rmsnorm_bf16) X(sum_f32)
+#define KP_OP_DECLARE(name) extern const kp_op kp_op_##name;
+KP_OPS(KP_OP_DECLARE)
+#undef KP_OP_DECLARE
 
 /* ---- element access ------------------------------------------------------ */
 
