@@ -3,6 +3,10 @@
 #   make test   build, then run every test (units + integration on the host backend)
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# Tests side by side: twice the cores, as most of them spend their time
+# waiting (on workers, timeouts, the device lock) and the CPU-bound compile
+# checks run at a lower priority.
+TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
 CMAKE_FLAGS ?=
 ifneq ($(CI),)
 CMAKE_FLAGS += -DKP_WERROR=ON
@@ -20,7 +24,7 @@ build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS)
 
 demo: build
 	$(BUILD)/kproof demo
