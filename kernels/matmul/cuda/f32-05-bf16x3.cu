@@ -54,8 +54,11 @@
  * ptxas: 168 registers at launch (the consumers use 194 of their
  * 232), no spills, no local memory; no wgmma serialized (C7517/C7518,
  * see the consumer loop).
- * measured: not yet (H200 run pending).
- * kproof-best: no (not the baseline for others until it PASSes on the H200)
+ * measured: PASS on all 14 shapes of the op; against cuBLAS SGEMM
+ * interleaved in the same eval, 2.36x [2.35, 2.37] at 4096^3 (1.136 ms,
+ * 121 TFLOP/s), 2.54x [2.54, 2.55] at 8192^3 (8.436 ms, 130), 2.37x
+ * [2.37, 2.37] at 4095^3 (1.198 ms), 2.20x [2.20, 2.21] at
+ * 8192x1024x8192 (1.224 ms); results/2026-12-03-h200-c74fb33/mm-f32-05.json.
  */
 #include <stdint.h>
 

@@ -12,7 +12,10 @@
  * of 12K-32K (multiples of 4096) read twice, four rows an SM, the second
  * read from L2 at evict_first. One reduction a row (the sum of squares),
  * then rsqrtf; one bf16 rounding per output.
- * measured: not yet (H200 run pending). kproof-best: no
+ * measured: PASS on every shape of the op; 63.49 us [62.66, 63.86] at
+ * 16384x4096 (99.0% of the copy rate), 62.67 us [61.89, 62.99] at
+ * 65536x1024 (100.3%), 64.90 us [64.54, 65.31] at 4096x16384 (96.9%);
+ * results/2026-12-03-h200-c74fb33/rms-bf16.json. Against torch.compile: not yet measured.
  */
 #include <kproof/kernel.h>
 
