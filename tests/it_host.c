@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/host_api.h"
+#include "core/protocol/protocol_priv.h"
 #include "test.h"
 
 extern double kp_matmul_full_limit; /* src/ops/matmul.c */
@@ -140,7 +141,7 @@ static void snapshot_memory(void) {
  * kernels are two parts, the even and the odd ones found. */
 static int g_nparts;
 static char **g_parts;
-static int part(const char *name) {
+static int in_part(const char *name) {
     if (g_nparts == 0) return 1;
     for (int i = 0; i < g_nparts; i++)
         if (strcmp(g_parts[i], name) == 0) return 1;
@@ -160,6 +161,20 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    /* The naive mode's policy table: every guard named once and dropped by
+     * some flaw, every flaw drops some guard (a flaw that dropped nothing
+     * would be a demo column that shows nothing). */
+    for (int g = 0; g < KPP_G_COUNT; g++) {
+        CHECK(kpp_guards[g].name != NULL && kpp_guards[g].what != NULL);
+        CHECK((kpp_guards[g].off_by & ~KP_FLAW_ALL) == 0 && kpp_guards[g].off_by != 0);
+        for (int h = 0; h < g; h++) CHECK(strcmp(kpp_guards[g].name, kpp_guards[h].name) != 0);
+    }
+    for (int f = 1; f <= KP_FLAW_WEAK_BASE; f <<= 1) {
+        int drops = 0;
+        for (int g = 0; g < KPP_G_COUNT; g++) drops += (kpp_guards[g].off_by & f) != 0;
+        CHECK(drops > 0);
+    }
+
     const char *root = getenv("KPROOF_ROOT"), *cache = getenv("KPROOF_CACHE");
     snprintf(g_root, sizeof g_root, "%s", root ? root : ".");
     snprintf(g_cache, sizeof g_cache, "%s", cache ? cache : "/tmp/kproof-test-cache");
@@ -188,7 +203,7 @@ int main(int argc, char **argv) {
                 continue;
             char rel[1400];
             snprintf(rel, sizeof rel, "kernels/%s/host/%s", op->family, names[j]);
-            if (!part(nkernels++ % 2 ? "kernels1" : "kernels0")) continue;
+            if (!in_part(nkernels++ % 2 ? "kernels1" : "kernels0")) continue;
             kp_result r;
             kp_verdict v = eval_file(rel, op->family, kp_dtype_name(op->dtype), 0, &r);
             CHECK(v == KP_PASS || v == KP_NOISY); /* NOISY: correct, the CI machine is noisy */
@@ -211,7 +226,7 @@ int main(int argc, char **argv) {
     CHECK(nkernels >= 2 * kp_op_count()); /* a naive and a faster one per op, at least */
 
     /* Broken candidates: verdict, the check that decided, and the evidence. */
-    if (part("broken")) {
+    if (in_part("broken")) {
         expect("tests/candidates/softmax_unwritten.c", "softmax", KP_WRONG, "poison", "never written", 1);
         expect("tests/candidates/softmax_odd_index.c", "softmax", KP_WRONG, "poison", "never written", 1);
         expect("tests/candidates/softmax_half.c", "softmax", KP_WRONG, "tolerance", "want", 1);
@@ -259,7 +274,7 @@ int main(int argc, char **argv) {
     /* A variance in one pass about the row's first value: it passes the
      * normal and offset inputs, and the spike inputs (an outlier first
      * value) are what make it WRONG. */
-    if (part("dists")) {
+    if (in_part("dists")) {
         char path[2048];
         snprintf(path, sizeof path, "%s/tests/candidates/layernorm_pivot_onepass.c", g_root);
         const kp_op *op = kp_op_resolve("layernorm", "f32");
@@ -298,7 +313,7 @@ int main(int argc, char **argv) {
      * only in timing: the sampled check must catch each one, and honest
      * kernels (with their baselines) must pass it. M is above the rows
      * fetched, N above the grid's columns, so both are really sampled. */
-    if (part("lazy")) {
+    if (in_part("lazy")) {
         double keep = kp_matmul_full_limit;
         kp_matmul_full_limit = 1e6;
         const kp_shape lazy_shape = {3, {1031, 200, 129}};
@@ -319,7 +334,8 @@ int main(int argc, char **argv) {
             o.no_baseline = 1;
             o.nshapes = 1;
             o.shapes[0] = lazy_shape;
-            o.stop.min_samples = 10; /* two passes over the sets at least: the cache's second pass */
+            o.max_sets = 8;          /* eight sets, whatever the machine's cache ... */
+            o.stop.min_samples = 10; /* ... so two passes over them at least: the cache's second pass */
             kp_result r;
             CHECK(eval_run(&o, late[i].rel, &r) == KP_WRONG);
             CHECK(strcmp(r.check_name, late[i].check) == 0);
@@ -348,6 +364,6 @@ int main(int argc, char **argv) {
         kp_matmul_full_limit = keep;
     }
 
-    if (part("memory")) snapshot_memory();
+    if (in_part("memory")) snapshot_memory();
     TEST_MAIN_END();
 }

@@ -11,7 +11,7 @@ fx=tests/fixtures/summarize
 run=$fx/targets
 out=$(python3 scripts/summarize.py "$run") || { echo "FAIL: summarize.py exited $?"; exit 1; }
 fail() { echo "FAIL: $*"; exit 1; }
-row() { echo "$out" | grep -E "^\| $1 \| $2 \| $3 \|" || fail "no target row for $1 $2 $3"; }
+row() { grep -E "^\| $1 \| $2 \| $3 \|" <<<"$out" || fail "no target row for $1 $2 $3"; }
 # 97.5% of copy and 1.03x ahead of the best torch
 row softmax f32 8192x8192 | grep -qE '\| met \|$' || fail "softmax f32 8192x8192 should be met"
 # 125.38 us [125.15, 125.65] against max-autotune's 125.31 [125.25, 125.38]
@@ -104,21 +104,21 @@ d["kernels_profiled"] = True
 json.dump(d, open(sys.argv[1], "w"))
 PY
 out=$(python3 scripts/summarize.py "$tmp/run") || fail "summarize.py with kernels"
-echo "$out" | grep -q '^## Kernels torch ran' || fail "no kernels section"
+grep -q '^## Kernels torch ran' <<<"$out" || fail "no kernels section"
 # ... and says where the targets are judged that such a run's torch times are not of record.
-echo "$out" | grep -q "taken with --kernels" || fail "a --kernels run's target table should say it is not of record"
-echo "$out" | grep -qE '^\| layernorm \| f32 \| 16384x4096 \| max-autotune \| triton_per_fused_native_layer_norm_0 grid \[16384, 1, 1\] block \[512, 1, 1\] regs 32 \|$' \
+grep -q "taken with --kernels" <<<"$out" || fail "a --kernels run's target table should say it is not of record"
+grep -qE '^\| layernorm \| f32 \| 16384x4096 \| max-autotune \| triton_per_fused_native_layer_norm_0 grid \[16384, 1, 1\] block \[512, 1, 1\] regs 32 \|$' <<<"$out" \
   || fail "the max-autotune kernel row"
-echo "$out" | grep -qE '^\| sum \| f32 \| 1048576 \| eager \| profiler unavailable \|$' || fail "a profiler error row"
+grep -qE '^\| sum \| f32 \| 1048576 \| eager \| profiler unavailable \|$' <<<"$out" || fail "a profiler error row"
 out=$(python3 scripts/summarize.py "$run") || fail "summarize.py on the targets run"
-echo "$out" | grep -q '^## Kernels torch ran' && fail "a run without kernels should have no kernels section"
-echo "$out" | grep -q "taken with --kernels" && fail "a run without --kernels should not be called one"
-echo "$out" | grep -q "predates device times" || fail "a torch.json without device times should be said to predate them"
+grep -q '^## Kernels torch ran' <<<"$out" && fail "a run without kernels should have no kernels section"
+grep -q "taken with --kernels" <<<"$out" && fail "a run without --kernels should not be called one"
+grep -q "predates device times" <<<"$out" || fail "a torch.json without device times should be said to predate them"
 
 # device-times: torch.json with device times. Torch is judged on its
 # device time, not on the larger of that and Python's enqueue.
 out=$(python3 scripts/summarize.py $fx/device-times) || fail "summarize.py on device-times"
-echo "$out" | grep -q "predates device times" && fail "a torch.json with device times said to predate them"
+grep -q "predates device times" <<<"$out" && fail "a torch.json with device times said to predate them"
 # layernorm bf16 4096x16384: 68.56 us [67.84, 68.88] against max-autotune's
 # device 67.01 [66.91, 67.14] (its samples, with Python's enqueue: 76.66).
 row layernorm bf16 4096x16384 | grep -qE '\| 67\.01 us \[66\.91 us, 67\.14 us\] \(with enqueue 76\.66 us\) \| 0\.98x \| not met \|$' \
@@ -136,7 +136,7 @@ row softmax bf16 65536x1024 | grep -qE '\| met by the medians only \([^|]*\) \|$
 # own eval.
 m=$fx/matmul
 out=$(python3 scripts/summarize.py "$m") || fail "summarize.py on the matmul fixture"
-mrow() { echo "$out" | grep -E "^\| $1 \| $2 \|" || fail "no matmul row for $1 $2"; }
+mrow() { grep -E "^\| $1 \| $2 \|" <<<"$out" || fail "no matmul row for $1 $2"; }
 # 03: 201.12 us, 0.892x [0.888, 0.897] of cuBLAS: under 0.95
 mrow bf16 4096x4096x4096 | grep -qE 'matmul-bf16-03-wgmma 201\.12 us .*\| 0\.892x \[0\.888, 0\.897\] \| not met \|$' \
   || fail "bf16 4096^3 should be 03 at 0.892x, not met"

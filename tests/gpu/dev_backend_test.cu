@@ -507,6 +507,9 @@ static void *launch_on_given(void *) {
     return NULL;
 }
 
+/* The factor on the events' time the call reports (a tampered clock: below 1). */
+static double g_report_scale = 1;
+
 /* One call as the worker makes it; body() is the candidate. */
 static void traced_call(int hold, void (*body)(float *), float *p, void (*after_return)(void)) {
     kp_dev_trace_begin();
@@ -521,7 +524,22 @@ static void traced_call(int hold, void (*body)(float *), float *p, void (*after_
     kp_dev_trace_end();
     if (held) kp_dev_block_end();
     CHECK(kp_dev_sync() == 0, "%s", kp_dev_error());
-    kp_dev_trace_event(kp_dev_event_elapsed());
+    kp_dev_trace_event(kp_dev_event_elapsed() * g_report_scale);
+}
+
+static void body_spin_given(float *p) { spin_kernel<<<1, 1, 0, (cudaStream_t)kp_dev_stream()>>>(200000); }
+static void body_spin_side_joined(float *p) {
+    cudaStream_t s = (cudaStream_t)kp_dev_stream();
+    cudaEvent_t f, j;
+    cudaEventCreateWithFlags(&f, cudaEventDisableTiming);
+    cudaEventCreateWithFlags(&j, cudaEventDisableTiming);
+    cudaEventRecord(f, s);
+    cudaStreamWaitEvent(g_side, f, 0);
+    spin_kernel<<<1, 1, 0, g_side>>>(200000);
+    cudaEventRecord(j, g_side);
+    cudaStreamWaitEvent(s, j, 0);
+    cudaEventDestroy(f);
+    cudaEventDestroy(j);
 }
 
 static void body_plain(float *p) { audit_given_kernel<<<1, 32, 0, (cudaStream_t)kp_dev_stream()>>>(p); }
@@ -632,6 +650,21 @@ static void test_trace(void) {
         kp_dev_sync();
         expect_account(hold ? "between calls, held" : "between calls", 1, 0, 1, KP_ACCT_BETWEEN);
     }
+    /* Held calls whose events report less than the device ran: work on
+     * the given stream that alone outlasts the report proves the clock
+     * false (OVERTIME, the parent's `timer`); on another stream, joined
+     * back, it is work past the window (LATE). */
+    g_report_scale = 0.25;
+    traced_call(1, body_spin_given, p, NULL);
+    expect_account("events cut to 1/4, held", 0, 0, 1, KP_ACCT_OVERTIME);
+    traced_call(1, body_spin_side_joined, p, NULL);
+    expect_account("side work, events cut", 0, 0, 1, KP_ACCT_LATE);
+    g_report_scale = 0;
+    traced_call(1, body_spin_given, p, NULL);
+    expect_account("events report 0, held", 0, 0, 1, KP_ACCT_OVERTIME);
+    g_report_scale = 1;
+    traced_call(1, body_spin_given, p, NULL);
+    expect_account("long given work, held", 1, 0, 0, 0);
     cudaStreamDestroy(g_side);
     kp_dev_free(p);
 }

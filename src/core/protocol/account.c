@@ -42,40 +42,37 @@ static void acct_evidence(const kp_acct_rep *rep, int skip_overtime, char *buf, 
         snprintf(buf, len,
                  "%s %s on %s (id %u), %s, was still running %s after its call's stop event: work left running past "
                  "the window is not timed (%d operation(s) outside their calls)",
-                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside);
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside - rep->ops_overtime);
         break;
     case KP_ACCT_EARLY:
         snprintf(buf, len, "%s %s on %s (id %u), %s, started %s before its call's start event (%d operation(s) outside)",
-                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside);
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside - rep->ops_overtime);
         break;
     case KP_ACCT_RACE:
         snprintf(buf, len,
                  "%s %s on %s (id %u), %s, was still being launched when the call returned: where it lands "
                  "against the stop event is a race, and a call's work must be queued when it returns (%d "
                  "operation(s) outside)",
-                 acct_kind(o->kind), o->name, where, o->stream, who, rep->ops_outside);
+                 acct_kind(o->kind), o->name, where, o->stream, who, rep->ops_outside - rep->ops_overtime);
         break;
     case KP_ACCT_OVERTIME: {
         char ev[48];
         kp_fmt_time(ev, sizeof ev, o->event_s, o->event_s);
-        snprintf(buf, len,
-                 "%s %s on the given stream (id %u), queued before the stop event, ran until %s past the call's "
-                 "start plus the time its events reported (%s): the device's own record shows the call took longer "
-                 "than the reported time (%d operation(s) disagree)",
-                 acct_kind(o->kind), o->name, o->stream, fmt, ev, rep->ops_overtime);
+        snprintf(buf, len, "the events reported %s, but %s %s, queued before the stop event, ran %s longer (%d such)",
+                 ev, acct_kind(o->kind), o->name, fmt, rep->ops_overtime);
         break;
     }
     case KP_ACCT_LOAD:
         snprintf(buf, len,
                  "%s %s on %s (id %u), launched while the candidate loaded, was still running %s into the first call "
                  "(%d operation(s) outside)",
-                 acct_kind(o->kind), o->name, where, o->stream, fmt, rep->ops_outside);
+                 acct_kind(o->kind), o->name, where, o->stream, fmt, rep->ops_outside - rep->ops_overtime);
         break;
     default:
         snprintf(buf, len,
                  "%s %s on %s (id %u), %s, ran outside every call (%s of device work between calls; %d "
                  "operation(s) outside): work done between calls is not timed",
-                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside);
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside - rep->ops_overtime);
         break;
     }
 }
@@ -113,11 +110,11 @@ int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int base
                          "the trace of %d of %d call(s) during %s lacks the marks kproof put around them: something in "
                          "the worker disturbed the tracer",
                          rep->missing_marks, rep->calls, what);
-    } else if (rep->ops_outside > rep->ops_overtime && !FLAW(c, KP_FLAW_LAUNCH)) {
+    } else if (rep->ops_outside > rep->ops_overtime && GUARD(c, KPP_G_ACCOUNT)) {
         char ev[400];
         acct_evidence(rep, 1, ev, sizeof ev);
         bad = kpp_decide(sr, KP_REJECTED, "account", "during %s: %s", what, ev);
-    } else if (rep->ops_overtime > 0 && !FLAW(c, KP_FLAW_LAUNCH) && !FLAW(c, KP_FLAW_WEAK_BASE)) {
+    } else if (rep->ops_overtime > 0 && GUARD(c, KPP_G_TIMER)) {
         /* The events' time is shorter than the work the trace saw before
          * the stop event: the reported time is false, a timer finding.
          * Timing defers it until the speed-of-light bound has spoken (an
@@ -131,7 +128,7 @@ int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int base
         } else {
             bad = kpp_decide(sr, KP_REJECTED, "timer", "during %s: %s", what, ev);
         }
-    } else if (rep->library && !baseline && !c->o->allow_library && !FLAW(c, KP_FLAW_WEAK_BASE)) {
+    } else if (rep->library && !baseline && !c->o->allow_library && GUARD(c, KPP_G_LIBRARY)) {
         /* A baseline may be a library wrapper (cuBLAS): that is what it is for. */
         bad = kpp_decide(sr, KP_REJECTED, "library",
                          "ran %d library kernel(s), e.g. %s: the candidate must be its own kernel (pass --allow-library "

@@ -33,7 +33,7 @@ int kpp_pick_shapes(ctx *c, shape_item *items, int cap) {
     int n = 0;
     const kp_backend_info *bi = kp_backend_get(o->backend);
     int sets = o->shape_sets;
-    int fixed_only = FLAW(c, KP_FLAW_ONE_INPUT) || FLAW(c, KP_FLAW_WARM);
+    int fixed_only = !GUARD(c, KPP_G_SHAPES);
     if (o->nshapes > 0) {
         for (int i = 0; i < o->nshapes && n < cap; i++) items[n++] = (shape_item){o->shapes[i], "user", 1};
         if (!o->user_shapes_plus) return n;
@@ -90,7 +90,7 @@ int kpp_find_baselines(ctx *c, part *parts, int maxp, uint64_t cand_hash) {
     int np = 0;
     const char *pick[3];
     int npick = 0;
-    if (FLAW(c, KP_FLAW_WEAK_BASE)) {
+    if (!GUARD(c, KPP_G_STRONG_BASE)) {
         if (lo[0]) pick[npick++] = lo;
     } else {
         if (lib[0]) pick[npick++] = lib;

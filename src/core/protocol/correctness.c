@@ -39,7 +39,7 @@ static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_
     kp_check k;
     memset(&k, 0, sizeof k);
     kp_ref r = s->ref;
-    if (FLAW(c, KP_FLAW_LOOSE_TOL)) r.loose = LOOSE_TOL;
+    if (!GUARD(c, KPP_G_TIGHT_TOL)) r.loose = LOOSE_TOL;
     kp_check_output(c->op, sh, (const void *const *)s->in, &r, out, kp_rng_next(&c->rng), &k);
     free(out);
     return judge_check(sr, &k, when);
@@ -149,7 +149,7 @@ static int check_lazy_grid(ctx *c, part *p, const kp_shape *sh, iset *s, int set
     }
     if (!bad) {
         kp_check k;
-        int loose = FLAW(c, KP_FLAW_LOOSE_TOL);
+        int loose = !GUARD(c, KPP_G_TIGHT_TOL);
         kp_check_begin_loose(&k, op->rms_limit, loose ? LOOSE_TOL : 0);
         if (!loose)
             snprintf(k.method, sizeof k.method, "%lld rows + %lld x %lld sampled", (long long)nr, (long long)ng,
@@ -230,7 +230,7 @@ int kpp_check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_
     }
     if (!bad) {
         kp_check k;
-        kp_check_begin_loose(&k, c->op->rms_limit, FLAW(c, KP_FLAW_LOOSE_TOL) ? LOOSE_TOL : 0);
+        kp_check_begin_loose(&k, c->op->rms_limit, GUARD(c, KPP_G_TIGHT_TOL) ? 0 : LOOSE_TOL);
         for (int j = 0; j < SAMPLE_CHUNKS; j++)
             for (int64_t i = 0; i < CHUNK_ELEMS; i++) {
                 const char *chunk = chunks + (size_t)j * CHUNK_ELEMS * es;
@@ -251,8 +251,8 @@ int kpp_check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_
 
 int kpp_rigorous_flags(const ctx *c) {
     int f = KP_RUN_POISON | KP_RUN_GUARDS;
-    if (!FLAW(c, KP_FLAW_LAUNCH)) f |= KP_RUN_SYNC | KP_RUN_THREADS | KP_RUN_SNAPSHOT;
-    if (FLAW(c, KP_FLAW_ONE_INPUT)) f &= ~(KP_RUN_POISON | KP_RUN_GUARDS);
+    if (GUARD(c, KPP_G_SYNC)) f |= KP_RUN_SYNC | KP_RUN_THREADS | KP_RUN_SNAPSHOT;
+    if (!GUARD(c, KPP_G_POISON)) f &= ~(KP_RUN_POISON | KP_RUN_GUARDS);
     return f;
 }
 

@@ -246,7 +246,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
             return -1;
         }
         kpp_progress(&c, "shape %d/%d %s (%s): correctness", i + 1, ns, st, items[i].origin);
-        int bad = FLAW(&c, KP_FLAW_ONE_INPUT) ? kpp_correctness_one_input(&c, &parts[0], &sr->shape, sr)
+        int bad = !GUARD(&c, KPP_G_ROUNDS) ? kpp_correctness_one_input(&c, &parts[0], &sr->shape, sr)
                                                : kpp_correctness(&c, &parts[0], &sr->shape, sr);
         PHASE(KP_PH_CORRECT);
         /* Every call of the correctness phase, accounted before timing. */

@@ -43,7 +43,7 @@ int kpp_part_start(ctx *c, part *p, char *err, size_t len) {
     wo.op = c->op->name;
     wo.so_path = p->so;
     wo.start_timeout_s = c->o->timeout_s > 30 ? c->o->timeout_s : 30;
-    wo.check_token = !FLAW(c, KP_FLAW_WEAK_BASE);
+    wo.check_token = GUARD(c, KPP_G_TOKEN);
     wo.mem_limit = kp_backend_get(c->o->backend)->worker_mem_limit;
     wo.untraced = c->o->unaudited;
     int rc = kp_wk_start(&wo, &p->w, &p->hello, err, len);
@@ -180,7 +180,7 @@ int kpp_judge_run(ctx *c, part *p, const run_out *ro, int flags, kp_shape_result
                               r->threads_after - ref, ref, r->threads_after);
     }
     if (flags & KP_RUN_GUARDS) {
-        if (r->persist && !FLAW(c, KP_FLAW_WARM)) /* part of the cold-cache defense */
+        if (r->persist && GUARD(c, KPP_G_PERSIST)) /* part of the cold-cache defense */
             return kpp_decide(sr, KP_REJECTED, "persist",
                               "left L2 persistence set up (a persisting-L2 limit or an access-policy window): data "
                               "pinned in L2 survives the cache flush, so the next timed call is not cold");

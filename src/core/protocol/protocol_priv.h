@@ -67,7 +67,40 @@ typedef struct ctx {
     char timer_ev[400];
 } ctx;
 
-#define FLAW(c, f) (((c)->flaws & (f)) != 0)
+/* ---- the naive mode's policy (policy.c) ---------------------------------------- */
+
+typedef enum kpp_guard {   /* a guard of the rigorous protocol; the flaws that drop it: policy.c */
+    KPP_G_SYNC,
+    KPP_G_HOLD,
+    KPP_G_ACCOUNT,
+    KPP_G_TIMER,
+    KPP_G_FLUSH,
+    KPP_G_PERSIST,
+    KPP_G_ROTATE,
+    KPP_G_FRESH_SETS,
+    KPP_G_SHAPES,
+    KPP_G_ROUNDS,
+    KPP_G_POISON,
+    KPP_G_CHECK_TIMED,
+    KPP_G_TIGHT_TOL,
+    KPP_G_MEDIAN,
+    KPP_G_STRONG_BASE,
+    KPP_G_SOL,
+    KPP_G_LIBRARY,
+    KPP_G_TOKEN,
+    KPP_G_COUNT
+} kpp_guard;
+
+typedef struct kpp_guard_info {
+    const char *name;
+    int off_by;            /* KP_FLAW_* bits that switch it off */
+    const char *what;      /* what it holds, in one line */
+} kpp_guard_info;
+
+extern const kpp_guard_info kpp_guards[KPP_G_COUNT];
+
+/* Whether the run keeps guard g (the rigorous protocol keeps every one). */
+#define GUARD(c, g) (((c)->flaws & kpp_guards[g].off_by) == 0)
 
 typedef struct run_out { /* one call: the worker's report, the parent's wall time */
     kp_run_rep rep;

@@ -2,6 +2,7 @@
  * fresh input sets until the noise criterion stops them, the statistics,
  * the speed of light and the parent's own clock. Part of the protocol
  * (eval.c tells the story). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
     kp_boot_median_ci(p->t, p->n, 0.95, 2000, kp_rng_next(&c->rng), &t->lo, &t->hi);
     t->host_median = kp_median(p->th, p->n);
     t->host_bound = p->host_bound;
-    double rate = FLAW(c, KP_FLAW_WEAK_BASE) ? t->mean : t->median;
+    double rate = GUARD(c, KPP_G_MEDIAN) ? t->median : t->mean;
     if (rate > 0) {
         t->gbs = c->op->min_bytes(sh) / rate * 1e-9;
         t->gflops = c->op->flops(sh) / rate * 1e-9;
@@ -97,7 +98,7 @@ static int parent_floor(ctx *c, part *p, double median, const kp_shape *sh, iset
         double w = kp_wk_last_wall(p->w) / n;
         if (best[call] == 0 || w < best[call]) best[call] = w;
     }
-    if (!FLAW(c, KP_FLAW_ONE_INPUT) && kpp_check_sampled(c, p, sh, set0, 0, sr)) return 1;
+    if (GUARD(c, KPP_G_CHECK_TIMED) && kpp_check_sampled(c, p, sh, set0, 0, sr)) return 1;
     *floor = best[1] > best[0] ? best[1] - best[0] : 0;
     return 0;
 }
@@ -170,7 +171,7 @@ int kpp_timing(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result 
     int64_t l2 = c->r->env.l2_bytes > 0 ? c->r->env.l2_bytes : (64 << 20);
     int maxsets = c->o->max_sets > 0 && c->o->max_sets < KP_MAX_SETS ? c->o->max_sets : KP_MAX_SETS;
     while (nsets < maxsets && (int64_t)nsets * sb < 3 * l2) nsets++;
-    if (FLAW(c, KP_FLAW_WARM) || FLAW(c, KP_FLAW_ONE_INPUT)) nsets = 1;
+    if (!GUARD(c, KPP_G_ROTATE)) nsets = 1;
     iset *sets = (iset *)calloc((size_t)nsets, sizeof *sets);
     if (!sets) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
     char err[200];
@@ -188,7 +189,7 @@ int kpp_timing(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result 
 /* Frees sets. */
 static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *sets, int nsets,
                          kp_shape_result *sr) {
-    int warm = FLAW(c, KP_FLAW_WARM);
+    int warm = !GUARD(c, KPP_G_FLUSH);
     kp_env env;
     memset(&env, 0, sizeof env);
     char err[200];
@@ -198,15 +199,15 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
     for (int k = 0; k < np && !bad; k++) {
         if (k > 0 && !parts[k].alive) continue; /* a baseline that did not start */
         kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
-        if (kpp_part_setup(c, &parts[k], sh, 0, sets, nsets, !FLAW(c, KP_FLAW_ONE_INPUT), NULL, tgt) && k == 0) bad = 1;
+        if (kpp_part_setup(c, &parts[k], sh, 0, sets, nsets, GUARD(c, KPP_G_POISON), NULL, tgt) && k == 0) bad = 1;
         if (k > 0 && bsr[k].verdict != KP_PASS) parts[k].alive = 0;
     }
     int flags = kpp_rigorous_flags(c);
     if (!warm) flags |= KP_RUN_FLUSH;
     /* The device's time for what the call enqueued, not the host's launch
      * latency (a harness that times launches is the launch flaw). */
-    if (!FLAW(c, KP_FLAW_LAUNCH)) flags |= KP_RUN_BLOCK;
-    int check_timed = !FLAW(c, KP_FLAW_ONE_INPUT);
+    if (GUARD(c, KPP_G_HOLD)) flags |= KP_RUN_BLOCK;
+    int check_timed = GUARD(c, KPP_G_CHECK_TIMED);
     int *perm = (int *)malloc((size_t)nsets * sizeof(int));
     if (!perm) bad = kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
     double t0 = 0; /* the budget starts after the warm-up */
@@ -218,7 +219,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
             /* Fresh inputs every pass (the warm flaw keeps one set): a
              * cache keyed on pointers or on the data never sees the same
              * input twice. Same shape, so the pooled pointers stay. */
-            if (pass > 0 && !warm && !FLAW(c, KP_FLAW_ONE_INPUT)) {
+            if (pass > 0 && GUARD(c, KPP_G_FRESH_SETS)) {
                 for (int i = 0; i < nsets; i++) kpp_iset_free(c->op, &sets[i]);
                 if (kpp_iset_make_many(c, sh, 0, sets, nsets, err, sizeof err)) {
                     bad = kpp_decide(sr, KP_ERROR, "harness", "%s", err);
@@ -270,6 +271,17 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
              * device sync in the window); on the host the host clock is all
              * there is, and it stops when the call returns. */
             double t = ro.rep.event_s;
+            if (!(t > 0) || !isfinite(t)) {
+                /* No honest pair of events around real work reads zero,
+                 * less, or not a number: only a tampered clock does. */
+                kpp_decide(tgt, KP_REJECTED, "timer", "a timed call's events reported %g s: not a time", t);
+                if (k == 0) bad = 1;
+                else {
+                    p->alive = 0;
+                    kp_result_warn(c->r, "baseline %s dropped: %s", p->name, tgt->detail);
+                }
+                continue;
+            }
             if (ro.rep.blocked == 1 && ro.rep.enqueue_s > t) {
                 /* Held: the device ran the call's work back to back; host
                  * work that took longer than that is the call's real cost. */
@@ -320,7 +332,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
         if (best > 0) {
             fill_timing(c, sh, &parts[best], &sr->base);
             snprintf(sr->base_name, sizeof sr->base_name, "%s", parts[best].name);
-            int weak = FLAW(c, KP_FLAW_WEAK_BASE);
+            int weak = !GUARD(c, KPP_G_MEDIAN);
             double bm = weak ? sr->base.mean : sr->base.median, cm = weak ? sr->cand.mean : sr->cand.median;
             sr->speedup = cm > 0 ? bm / cm : 0;
             kp_boot_ratio_ci(parts[best].t, parts[best].n, parts[0].t, parts[0].n, 0.95, 2000, kp_rng_next(&c->rng),
@@ -330,10 +342,10 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
          * plainer evidence. The parent-side clock belongs to two flaws: a
          * harness that times the launch has none, and neither has one that
          * trusts whatever the process reports. */
-        if (!FLAW(c, KP_FLAW_WEAK_BASE)) speed_of_light(c, sh, sr, parts[0].t, parts[0].n);
+        if (GUARD(c, KPP_G_SOL)) speed_of_light(c, sh, sr, parts[0].t, parts[0].n);
         if (c->timer_pending && sr->verdict == KP_PASS)
             kpp_decide(sr, KP_REJECTED, "timer", "%s", c->timer_ev);
-        if (!FLAW(c, KP_FLAW_WEAK_BASE) && !FLAW(c, KP_FLAW_LAUNCH) && sr->verdict == KP_PASS &&
+        if (GUARD(c, KPP_G_TIMER) && sr->verdict == KP_PASS &&
             parent_floor(c, &parts[0], sr->cand.median, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
             if (sr->cand.parent_floor > 0 && sr->cand.median < 0.5 * sr->cand.parent_floor)
                 kpp_decide(sr, KP_REJECTED, "timer",
