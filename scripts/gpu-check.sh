@@ -308,7 +308,11 @@ stage_tracecost() {
   files=${KP_TRACE_KERNELS:-$(ls kernels/layernorm/cuda/bf16-23-*.cu kernels/layernorm/cuda/f32-17-*.cu kernels/softmax/cuda/f32-10-*.cu kernels/softmax/cuda/bf16-14-*.cu kernels/sum/cuda/f32-05-*.cu 2>/dev/null)}
   for f in $files; do
     for rep in $(seq 1 "${KP_TRACE_REPS:-2}"); do
-      for mode in traced unaudited unsandboxed; do
+      # The order turns each round, so drift during a round does not
+      # always favour the same mode.
+      local modes=(traced unaudited unsandboxed) i
+      for i in 0 1 2; do
+        mode=${modes[$(( (i + rep) % 3 ))]}
         mkdir -p "$R/tracecost/$mode-$rep"
         eval_kernel "$f" "$R/tracecost/$mode-$rep" --shape-set canonical --no-baseline \
           --time-budget "${KP_TRACE_BUDGET:-2}" $(case $mode in unaudited) echo --unaudited ;; unsandboxed) echo --no-sandbox ;; esac)

@@ -41,7 +41,7 @@ def main():
     for (kern, shape), m in sorted(runs.items()):
         if not m.get("traced"):
             continue
-        row = {"kernel": kern, "shape": shape, "rounds": len(m["traced"])}
+        row = {"kernel": kern, "shape": shape, "rounds": min(len(m.get(mode, [])) for mode in MODES if m.get(mode))}
         for mode in MODES:
             if m.get(mode):
                 row[mode + "_s"] = statistics.median(m[mode])
@@ -63,8 +63,9 @@ def main():
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         moved = max(r.get(mode + "_spread_pct", 0) for mode in MODES)
+        moved = f"{moved:.2f}% ({r['rounds']} rounds)" if r["rounds"] > 1 else "- (1 round)"
         print(f"| {r['kernel']} | {r['shape']} | {us(r, 'traced_s')} | {us(r, 'unaudited_s')} | {us(r, 'unsandboxed_s')} | "
-              f"{pct(r, 'tracing_cost_pct')} | {pct(r, 'sandbox_cost_pct')} | {moved:.2f}% ({r['rounds']} rounds) |")
+              f"{pct(r, 'tracing_cost_pct')} | {pct(r, 'sandbox_cost_pct')} | {moved} |")
     for key, what in (("tracing_cost_pct", "tracing"), ("sandbox_cost_pct", "the sandbox")):
         have = [r for r in rows if key in r]
         if have:
