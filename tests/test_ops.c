@@ -519,7 +519,7 @@ static void test_check(void) {
     const kp_op *op = kp_op_find("softmax_f32");
     kp_shape s = {2, {2, 3}};
     double want[6] = {0.1, 0.2, 0.7, 0.3, 0.3, 0.4}, tol[6] = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
-    kp_ref ref = {6, want, tol, NULL, NULL, 0};
+    kp_ref ref = {6, want, tol, NULL, NULL, 0, NULL};
     float out[6];
     kp_check c;
 
@@ -582,7 +582,7 @@ static void test_check(void) {
     for (int i = 0; i < 6; i++) h[i] = kp_f32_to_bf16_bits((float)want[i]);
     double tb[6];
     for (int i = 0; i < 6; i++) tb[i] = 4 * KP_U16 * want[i];
-    kp_ref rb = {6, want, tb, NULL, NULL, 0};
+    kp_ref rb = {6, want, tb, NULL, NULL, 0, NULL};
     CHECK(kp_check_output(bf, &s, NULL, &rb, h, 1, &c) == 0 && c.ok);
     h[0] = KP_POISON_BF16_BITS;
     kp_check_output(bf, &s, NULL, &rb, h, 1, &c);
@@ -759,6 +759,106 @@ static void test_lazy_matmul(void) {
     CHECK(nlazy == 2); /* matmul f32 and bf16 */
 }
 
+/* The sampled matmul check split over a parallel_for gives what the serial
+ * check gives, field for field, whatever order the blocks run in: the
+ * verdict, the counts, and the first bad index (the first poisoned
+ * element where there is one, else the first NaN/Inf, else the first row
+ * the projections reject), on honest and corrupted outputs alike. */
+static void pf_reverse(int n, void (*fn)(void *, int), void *ctx) {
+    for (int i = n - 1; i >= 0; i--) fn(ctx, i);
+}
+static void pf_odd_even(int n, void (*fn)(void *, int), void *ctx) {
+    for (int i = 1; i < n; i += 2) fn(ctx, i);
+    for (int i = 0; i < n; i += 2) fn(ctx, i);
+}
+static int same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+static void test_matmul_check_parallel(void) {
+    double keep = kp_matmul_full_limit;
+    kp_matmul_full_limit = 1000;
+    /* more rows than blocks (uneven blocks), then fewer (empty blocks) */
+    const kp_shape shapes[] = {{3, {517, 301, 37}}, {3, {60, 777, 29}}};
+    for (int t = 0; t < 2; t++) {
+        const kp_op *op = kp_op_find(t ? "matmul_bf16" : "matmul_f32");
+        for (int si = 0; si < 2; si++) {
+            const kp_shape *s = &shapes[si];
+            int64_t M = s->d[0], N = s->d[1], K = s->d[2];
+            void *in[KP_MAX_BUFS];
+            kp_ref ref;
+            CHECK(kp_gen_inputs(op, s, 0, 21 + (uint64_t)si, in) == 0);
+            CHECK(op->reference(op, s, (const void *const *)in, &ref) == 0 && ref.want == NULL);
+            size_t es = kp_dtype_size(op->dtype);
+            void *good = malloc((size_t)(M * N) * es), *out = malloc((size_t)(M * N) * es);
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    double w = 0;
+                    for (int64_t k = 0; k < K; k++)
+                        w += kp_load(in[0], op->dtype, i * K + k) * kp_load(in[1], op->dtype, k * N + j);
+                    if (t) ((uint16_t *)good)[i * N + j] = kp_f32_to_bf16_bits((float)w);
+                    else ((float *)good)[i * N + j] = (float)w;
+                }
+            /* honest; poison after a NaN and again later; two NaN/Inf; one
+             * element off in a middle row; the loose flaw with poison */
+            const int64_t nan_at = (M / 3) * N + 5, poi_at = (M / 2) * N + 7, poi2_at = (M - 1) * N + 1;
+            const int64_t inf_at = (M * 3 / 4) * N + 9, off_at = (M / 2 + 3) * N + N / 2 + 1;
+            for (int v = 0; v < 5; v++) {
+                memcpy(out, good, (size_t)(M * N) * es);
+                double vals[3] = {NAN, INFINITY, 0};
+                int64_t at[3] = {-1, -1, -1};
+                int poison[3] = {0, 0, 0};
+                if (v == 1 || v == 4) {
+                    at[0] = nan_at, at[1] = poi_at, at[2] = poi2_at;
+                    poison[1] = poison[2] = 1;
+                }
+                if (v == 2) at[0] = inf_at, at[1] = nan_at, vals[0] = INFINITY, vals[1] = NAN;
+                if (v == 3) { /* +1 in fp32; bf16's final rounding allows more, x5 is not */
+                    double g = kp_load(good, op->dtype, off_at);
+                    at[0] = off_at, vals[0] = t ? g + 4.0 * (fabs(g) + 1.0) : g + 1.0;
+                }
+                for (int e = 0; e < 3; e++) {
+                    if (at[e] < 0) continue;
+                    if (t)
+                        ((uint16_t *)out)[at[e]] = poison[e] ? KP_POISON_BF16_BITS : kp_f32_to_bf16_bits((float)vals[e]);
+                    else if (poison[e]) memcpy((float *)out + at[e], &(uint32_t){KP_POISON_F32_BITS}, 4);
+                    else ((float *)out)[at[e]] = (float)vals[e];
+                }
+                ref.loose = v == 4 ? 1e-2 : 0;
+                kp_check serial, par;
+                ref.parallel_for = NULL;
+                kp_check_output(op, s, (const void *const *)in, &ref, out, 9, &serial);
+                for (int mode = 0; mode < 2; mode++) {
+                    ref.parallel_for = mode ? pf_odd_even : pf_reverse;
+                    kp_check_output(op, s, (const void *const *)in, &ref, out, 9, &par);
+                    CHECK(par.ok == serial.ok && par.first_bad == serial.first_bad);
+                    CHECK(par.checked == serial.checked && par.bad == serial.bad);
+                    CHECK(par.poisoned == serial.poisoned && par.nonfinite == serial.nonfinite);
+                    CHECK(same_double(par.got, serial.got) && same_double(par.want, serial.want));
+                    CHECK(same_double(par.tol, serial.tol) && same_double(par.max_ratio, serial.max_ratio));
+                    CHECK(same_double(par.rms_ratio, serial.rms_ratio));
+                    CHECK(strcmp(par.why, serial.why) == 0 && strcmp(par.method, serial.method) == 0);
+                }
+                ref.parallel_for = NULL;
+                /* and that verdict is the right one */
+                if (v == 0) CHECK(serial.ok && serial.first_bad == -1);
+                if (v == 1) CHECK(!serial.ok && serial.poisoned == 2 && serial.nonfinite == 1 && serial.first_bad == poi_at);
+                if (v == 2) CHECK(!serial.ok && !serial.poisoned && serial.nonfinite == 2 && serial.first_bad == nan_at);
+                if (v == 3) { /* the samples' element, or the projections' row */
+                    CHECK(!serial.ok && serial.first_bad / N == off_at / N);
+                    CHECK(serial.first_bad == off_at || strstr(serial.why, "Freivalds") != NULL);
+                }
+                /* loose: the poison pattern is the NaN it is, first of three */
+                if (v == 4) CHECK(!serial.ok && !serial.poisoned && serial.nonfinite == 3 && serial.first_bad == nan_at);
+            }
+            ref.loose = 0;
+            free(good);
+            free(out);
+            kp_ref_free(&ref);
+            kp_free_bufs(op, in);
+        }
+    }
+    kp_matmul_full_limit = keep;
+}
+
 /* The lazy check's grid (64 x 64 elements, src/core/protocol/correctness.c)
  * is enough to tell tf32 from fp32 where the per-element bound alone might
  * not: at K = 4096 on normal inputs (the timing sets' distribution) honest
@@ -834,5 +934,6 @@ int main(void) {
     test_row_local();
     test_lazy_matmul();
     test_lazy_precision();
+    test_matmul_check_parallel();
     TEST_MAIN_END();
 }

@@ -169,6 +169,11 @@ struct kp_ref {
     void (*free_extra)(void *extra);
     double loose;  /* > 0: the naive loose-tol flaw is on: an op->check compares its
                       samples against loose + loose |want| and nothing more */
+    /* How an op->check may spread its passes: runs fn(ctx, i) for i in
+     * [0, n) and returns when all are done (the parent's kp_parallel_for,
+     * set by the protocol where it checks); NULL: one after another on the
+     * calling thread. The verdict and its evidence do not depend on it. */
+    void (*parallel_for)(int n, void (*fn)(void *ctx, int i), void *ctx);
 };
 void kp_ref_free(kp_ref *r);
 

@@ -134,6 +134,22 @@ int kp_check_scan(kp_check *c, int64_t i, double got, int poisoned) {
     return 1;
 }
 
+/* A scan leaves first_bad at its first poisoned element, else at its
+ * first NaN/Inf one: c's stays unless `later` has poison and c none, or
+ * `later` is the first with a NaN/Inf and nobody has poison. */
+void kp_check_scan_merge(kp_check *c, const kp_check *later) {
+    int take = later->poisoned > 0 ? c->poisoned == 0
+                                   : later->nonfinite > 0 && c->poisoned == 0 && c->nonfinite == 0;
+    if (take) {
+        c->first_bad = later->first_bad;
+        c->got = later->got;
+        c->want = later->want;
+        c->tol = later->tol;
+    }
+    c->poisoned += later->poisoned;
+    c->nonfinite += later->nonfinite;
+}
+
 void kp_check_add(kp_check *c, int64_t i, double got, double want, double tol, int poisoned) {
     c->checked++;
     if (c->loose > 0) tol = c->loose * (1 + fabs(want));

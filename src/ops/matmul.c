@@ -220,10 +220,140 @@ done:
  *    shifts (C r)_i far beyond that. */
 #define KP_MM_PROJ_Z 2.0
 
+/* The check's passes, each split into blocks of rows (of C, or of B for
+ * B r and the column gather) that share nothing but read-only inputs and
+ * write disjoint slices; ref->parallel_for, where the caller gives one,
+ * runs the blocks on its threads. Every value is computed by the same
+ * loop in the same order whichever thread runs its block, and everything
+ * order-dependent (the scan's counts and first bad index, the samples'
+ * kp_check_add, the projections' verdict) is folded afterwards in index
+ * order on the calling thread: the verdict and its evidence are those of
+ * a serial run, bit for bit, on any number of threads. */
+#define KP_MM_BLOCKS 256
+
+typedef struct mm_job {
+    int64_t M, N, K, nc;
+    kp_dtype ta, tb, tc;
+    const void *A, *B, *C;
+    double loose;
+    const signed char *sg;  /* 2N signs: r1, r2 */
+    double *rowv;           /* M x 3: |C_i|_2, (C r1)_i, (C r2)_i */
+    kp_check *scan;         /* one per block of rows of C */
+    const int64_t *cols;    /* the nc gathered columns of B */
+    double *bcol;           /* nc x K: those columns, contiguous */
+    const int64_t *si, *sq; /* samples: row, gathered column */
+    double *sw, *sS;        /* samples: float64 value, S_ij */
+    double *br;             /* K x 2: B r1, B r2 */
+    double *abr;            /* M x 2: A (B r1), A (B r2) */
+    int nb;                 /* blocks of every pass */
+} mm_job;
+
+static void mm_range(int64_t n, int nb, int b, int64_t *lo, int64_t *hi) {
+    *lo = n * b / nb;
+    *hi = n * (b + 1) / nb;
+}
+
+static void mm_for(const kp_ref *ref, int n, void (*fn)(void *, int), void *ctx) {
+    if (ref->parallel_for) ref->parallel_for(n, fn, ctx);
+    else
+        for (int i = 0; i < n; i++) fn(ctx, i);
+}
+
+/* Rows of C: poison and NaN/Inf into this block's own scan, and per row
+ * |C_i|_2 and the two projections C r. A finite element that is not the
+ * poison pattern is one kp_check_scan would pass without a trace, so only
+ * the others go through it. */
+static void mm_scan_rows(void *arg, int b) {
+    mm_job *J = arg;
+    int64_t i0, i1, N = J->N;
+    const void *C = J->C;
+    kp_dtype tc = J->tc;
+    const signed char *r1 = J->sg, *r2 = J->sg + N;
+    mm_range(J->M, J->nb, b, &i0, &i1);
+    kp_check *c = &J->scan[b];
+    kp_check_begin_loose(c, INFINITY, J->loose);
+    for (int64_t i = i0; i < i1; i++) {
+        double g2 = 0, p1 = 0, p2 = 0;
+        for (int64_t j = 0; j < N; j++) {
+            int64_t idx = i * N + j;
+            double g = kp_ld(C, tc, idx);
+            int poisoned = kp_poison_at(C, tc, idx);
+            if ((poisoned || !isfinite(g)) && !kp_check_scan(c, idx, g, poisoned)) continue;
+            g2 += g * g;
+            p1 += g * r1[j];
+            p2 += g * r2[j];
+        }
+        J->rowv[3 * i] = sqrt(g2);
+        J->rowv[3 * i + 1] = p1;
+        J->rowv[3 * i + 2] = p2;
+    }
+}
+
+/* Rows k of B: the gathered columns' elements. */
+static void mm_gather(void *arg, int b) {
+    mm_job *J = arg;
+    int64_t k0, k1;
+    mm_range(J->K, J->nb, b, &k0, &k1);
+    for (int64_t k = k0; k < k1; k++)
+        for (int64_t q = 0; q < J->nc; q++) J->bcol[q * J->K + k] = kp_ld(J->B, J->tb, k * J->N + J->cols[q]);
+}
+
+/* Samples n: row si[n] of A against gathered column sq[n]. */
+static void mm_samples(void *arg, int b) {
+    mm_job *J = arg;
+    int64_t n0, n1, K = J->K;
+    mm_range(KP_MM_SAMPLES, J->nb, b, &n0, &n1);
+    for (int64_t n = n0; n < n1; n++) {
+        int64_t i = J->si[n];
+        const double *bq = J->bcol + J->sq[n] * K;
+        double w = 0, S = 0;
+        for (int64_t k = 0; k < K; k++) {
+            double t = kp_ld(J->A, J->ta, i * K + k) * bq[k];
+            w += t;
+            S += fabs(t);
+        }
+        J->sw[n] = w;
+        J->sS[n] = S;
+    }
+}
+
+/* Rows k of B: (B r1)_k and (B r2)_k. */
+static void mm_b_r(void *arg, int b) {
+    mm_job *J = arg;
+    int64_t k0, k1, N = J->N;
+    mm_range(J->K, J->nb, b, &k0, &k1);
+    for (int64_t k = k0; k < k1; k++) {
+        double a1 = 0, a2 = 0;
+        for (int64_t j = 0; j < N; j++) {
+            double v = kp_ld(J->B, J->tb, k * N + j);
+            a1 += v * J->sg[j];
+            a2 += v * J->sg[N + j];
+        }
+        J->br[2 * k] = a1;
+        J->br[2 * k + 1] = a2;
+    }
+}
+
+/* Rows i of A: (A (B r1))_i and (A (B r2))_i. */
+static void mm_a_br(void *arg, int b) {
+    mm_job *J = arg;
+    int64_t i0, i1, K = J->K;
+    mm_range(J->M, J->nb, b, &i0, &i1);
+    for (int64_t i = i0; i < i1; i++) {
+        double w1 = 0, w2 = 0;
+        for (int64_t k = 0; k < K; k++) {
+            double a = kp_ld(J->A, J->ta, i * K + k);
+            w1 += a * J->br[2 * k];
+            w2 += a * J->br[2 * k + 1];
+        }
+        J->abr[2 * i] = w1;
+        J->abr[2 * i + 1] = w2;
+    }
+}
+
 static int mm_check(const kp_op *op, const kp_shape *s, const void *const *in, const kp_ref *ref, const void *out,
                     uint64_t rng, kp_check *c) {
     int64_t M = s->d[0], N = s->d[1], K = s->d[2];
-    kp_dtype ta = op->bufs[0].dtype, tb = op->bufs[1].dtype, tc = op->bufs[2].dtype;
     const mm_extra *x = ref->extra;
     kp_rng r = {rng};
     double sqrtK = kp_sqrt_len(K);
@@ -234,41 +364,41 @@ static int mm_check(const kp_op *op, const kp_shape *s, const void *const *in, c
     kp_check_begin_loose(c, op->rms_limit, ref->loose);
     snprintf(c->method, sizeof c->method, loose ? "sampled %d, loose" : "sampled %d + Freivalds x2", KP_MM_SAMPLES);
     int64_t nc = N < KP_MM_COLS ? N : KP_MM_COLS;
+    mm_job J = {M, N, K, nc, op->bufs[0].dtype, op->bufs[1].dtype, op->bufs[2].dtype, in[0], in[1], out,
+                ref->loose, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, KP_MM_BLOCKS};
     int64_t *cols = malloc((size_t)nc * sizeof *cols);
-    double *bcol = malloc((size_t)(nc * K) * sizeof *bcol);
     signed char *sg = malloc((size_t)N * 2);
-    double *rowv = malloc((size_t)M * 3 * sizeof *rowv); /* per row: |C|_2, (C r1)_i, (C r2)_i */
-    double *br = malloc((size_t)K * 2 * sizeof *br);
-    if (!cols || !bcol || !sg || !rowv || !br || !x) {
+    int64_t *si = malloc(2 * KP_MM_SAMPLES * sizeof *si);
+    J.bcol = malloc((size_t)(nc * K) * sizeof *J.bcol);
+    J.rowv = malloc((size_t)M * 3 * sizeof *J.rowv);
+    J.scan = malloc(KP_MM_BLOCKS * sizeof *J.scan);
+    J.sw = malloc(2 * KP_MM_SAMPLES * sizeof *J.sw);
+    J.br = malloc((size_t)K * 2 * sizeof *J.br);
+    J.abr = malloc((size_t)M * 2 * sizeof *J.abr);
+    if (!cols || !sg || !si || !J.bcol || !J.rowv || !J.scan || !J.sw || !J.br || !J.abr || !x) {
         snprintf(c->why, sizeof c->why, "out of host memory for the sampled check");
         c->ok = 0;
         goto done;
     }
+    J.sg = sg;
+    J.cols = cols;
+    J.si = si;
+    J.sq = si + KP_MM_SAMPLES;
+    J.sS = J.sw + KP_MM_SAMPLES;
     for (int64_t j = 0; j < 2 * N; j++) sg[j] = (kp_rng_next(&r) >> 63) ? 1 : -1;
 
-    for (int64_t i = 0; i < M; i++) {
-        double g2 = 0, p1 = 0, p2 = 0;
-        for (int64_t j = 0; j < N; j++) {
-            int64_t idx = i * N + j;
-            double g = kp_ld(out, tc, idx);
-            if (!kp_check_scan(c, idx, g, kp_poison_at(out, tc, idx))) continue;
-            g2 += g * g;
-            p1 += g * sg[j];
-            p2 += g * sg[N + j];
-        }
-        rowv[3 * i] = sqrt(g2);
-        rowv[3 * i + 1] = p1;
-        rowv[3 * i + 2] = p2;
-    }
+    /* The scan, block by block, folded in row order. */
+    mm_for(ref, J.nb, mm_scan_rows, &J);
+    for (int b = 0; b < J.nb; b++) kp_check_scan_merge(c, &J.scan[b]);
 
     /* Walking a column of B costs a cache miss per k (8192 per sample at
      * 8192^3: seconds for 4096 samples), so the samples share KP_MM_COLS
      * columns, gathered once into contiguous vectors in one pass over B;
-     * rows stay fully random. Columns 0 and N-1 are always among them. */
+     * rows stay fully random. Columns 0 and N-1 are always among them.
+     * Every draw is made here, in order, before any sample is computed. */
     for (int64_t q = 0; q < nc; q++)
         cols[q] = nc == N ? q : q == 0 ? 0 : q == 1 ? N - 1 : (int64_t)kp_rng_below(&r, (uint64_t)N);
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t q = 0; q < nc; q++) bcol[q * K + k] = kp_ld(in[1], tb, k * N + cols[q]);
+    mm_for(ref, J.nb, mm_gather, &J);
     int64_t qfirst = 0, qlast = nc == N ? N - 1 : 1;
     for (int n = 0; n < KP_MM_SAMPLES; n++) {
         int64_t i, q;
@@ -285,47 +415,32 @@ static int mm_check(const kp_op *op, const kp_shape *s, const void *const *in, c
             i = (int64_t)kp_rng_below(&r, (uint64_t)M);
             q = (int64_t)kp_rng_below(&r, (uint64_t)nc);
         }
-        int64_t j = cols[q];
-        const double *bq = bcol + q * K;
-        double w = 0, S = 0;
-        for (int64_t k = 0; k < K; k++) {
-            double t = kp_ld(in[0], ta, i * K + k) * bq[k];
-            w += t;
-            S += fabs(t);
-        }
-        int64_t idx = i * N + j;
-        double g = kp_ld(out, tc, idx);
-        if (kp_poison_at(out, tc, idx) || !isfinite(g)) continue; /* counted by the scan */
-        kp_check_add(c, idx, g, w, mm_tol(op, S, w, sqrtK), 0);
+        si[n] = i;
+        si[KP_MM_SAMPLES + n] = q;
+    }
+    mm_for(ref, J.nb, mm_samples, &J);
+    for (int n = 0; n < KP_MM_SAMPLES; n++) {
+        int64_t idx = J.si[n] * N + cols[J.sq[n]];
+        double g = kp_ld(out, J.tc, idx), w = J.sw[n];
+        if (kp_poison_at(out, J.tc, idx) || !isfinite(g)) continue; /* counted by the scan */
+        kp_check_add(c, idx, g, w, mm_tol(op, J.sS[n], w, sqrtK), 0);
     }
     kp_check_finish(c, op, s);
     rc = 0;
     if (!c->ok || c->poisoned || c->nonfinite || loose) goto done;
 
-    /* B r for both r in one pass over B, then A (B r) row by row. */
-    for (int64_t k = 0; k < K; k++) {
-        double a1 = 0, a2 = 0;
-        for (int64_t j = 0; j < N; j++) {
-            double b = kp_ld(in[1], tb, k * N + j);
-            a1 += b * sg[j];
-            a2 += b * sg[N + j];
-        }
-        br[2 * k] = a1;
-        br[2 * k + 1] = a2;
-    }
+    /* B r for both r in one pass over B, then A (B r) row by row; the
+     * verdict in row order. */
+    mm_for(ref, J.nb, mm_b_r, &J);
+    mm_for(ref, J.nb, mm_a_br, &J);
     double fp32 = KP_MM_C * KP_U32, fin = op->dtype == KP_BF16 ? 4.0 * KP_U16 : 0.0;
+    const double *rowv = J.rowv;
     for (int64_t i = 0; i < M; i++) {
-        double w1 = 0, w2 = 0;
-        for (int64_t k = 0; k < K; k++) {
-            double a = kp_ld(in[0], ta, i * K + k);
-            w1 += a * br[2 * k];
-            w2 += a * br[2 * k + 1];
-        }
         double G = rowv[3 * i] < x->row_abs[i] ? rowv[3 * i] : x->row_abs[i];
         double tol =
             KP_MM_PROJ_Z * (fp32 * (1.5 * x->row_abs[i] / sqrt((double)N) + sqrtK * G) + fin * G) + KP_TOL_FLOOR;
         for (int p = 0; p < 2; p++) {
-            double got = rowv[3 * i + 1 + p], want = p ? w2 : w1;
+            double got = rowv[3 * i + 1 + p], want = J.abr[2 * i + p];
             double e = fabs(got - want) / tol;
             if (e > c->max_ratio) c->max_ratio = e;
             if (e > 1 && c->ok) {
@@ -343,10 +458,14 @@ static int mm_check(const kp_op *op, const kp_shape *s, const void *const *in, c
     }
 done:
     free(sg);
-    free(rowv);
-    free(br);
+    free(si);
     free(cols);
-    free(bcol);
+    free(J.bcol);
+    free(J.rowv);
+    free(J.scan);
+    free(J.sw);
+    free(J.br);
+    free(J.abr);
     return rc;
 }
 

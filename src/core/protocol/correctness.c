@@ -40,6 +40,7 @@ static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_
     memset(&k, 0, sizeof k);
     kp_ref r = s->ref;
     if (!GUARD(c, KPP_G_TIGHT_TOL)) r.loose = LOOSE_TOL;
+    r.parallel_for = kp_parallel_for; /* a sampled op check's passes on all cores */
     kp_check_output(c->op, sh, (const void *const *)s->in, &r, out, kp_rng_next(&c->rng), &k);
     free(out);
     return judge_check(sr, &k, when);
