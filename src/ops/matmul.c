@@ -142,6 +142,8 @@ static void mm_free_extra(void *p) {
     free(x);
 }
 
+static int64_t mm_lazy_at(const kp_shape *s);
+
 static int mm_reference(const kp_op *op, const kp_shape *s, const void *const *in, kp_ref *ref) {
     int64_t M = s->d[0], N = s->d[1], K = s->d[2];
     int ownA = 0, ownB = 0, rc = -1;
@@ -152,7 +154,7 @@ static int mm_reference(const kp_op *op, const kp_shape *s, const void *const *i
     B = kp_as_f32(in[1], op->bufs[1].dtype, K * N, &ownB);
     if (!A || !B) goto done;
 
-    if ((double)M * N * K > kp_matmul_full_limit) {
+    if (mm_lazy_at(s) > 0) {
         /* |A| (|B| 1): two passes of O(KN + MK), no O(MNK) work. */
         mm_extra *x = calloc(1, sizeof *x);
         double *col = malloc((size_t)K * sizeof *col);

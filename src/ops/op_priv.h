@@ -50,7 +50,6 @@ const float *kp_as_f32(const void *p, kp_dtype t, int64_t n, int *owned);
  * poison and NaN/Inf. Sampled checks scan every element with it and
  * compare only some with kp_check_add. Returns 1 when the element is
  * usable (finite, not poison). */
-int kp_check_scan(kp_check *c, int64_t i, double got, int poisoned);
 /* Folds `later`, a scan of elements that all come after those c has seen
  * (kp_check_begin_loose'd with c's loose), into c: the counts add and
  * first_bad names what one scan over both would have named. A scan split

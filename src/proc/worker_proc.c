@@ -343,7 +343,7 @@ static int start_locked(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
             s.stage = w->tmpdir;
             /* No address-space limit where the backend takes none (the
              * CUDA driver maps huge virtual ranges). */
-            s.as_limit = bi->worker_mem_limit ? o->mem_limit : 0;
+            s.as_limit = o->mem_limit;
             s.fsize_limit = (int64_t)16 << 20; /* no file of a worker needs more */
             s.cpu_limit_s = 3600;
             s.keep[0] = fd_in;

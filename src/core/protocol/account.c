@@ -23,12 +23,12 @@ static void acct_thread(const kp_acct_op *o, char *buf, size_t len) {
         snprintf(buf, len, "launched after the call returned");
 }
 
-/* The evidence for the first shown operation outside its window, or the
- * first that is not OVERTIME when `skip_overtime` (work outside is the
- * graver finding). */
-static void acct_evidence(const kp_acct_rep *rep, int skip_overtime, char *buf, size_t len) {
+/* The evidence for the first shown operation outside its window that is
+ * not OVERTIME (work outside is the graver finding), else the first. */
+static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
     const kp_acct_op *o = &rep->show[0];
-    for (int i = 0; skip_overtime && i < rep->nshow && i < KP_ACCT_SHOW; i++)
+    const int n_out = rep->ops_outside - rep->ops_overtime; /* outside, OVERTIME ones apart */
+    for (int i = 0; i < rep->nshow && i < KP_ACCT_SHOW; i++)
         if (rep->show[i].where != KP_ACCT_OVERTIME) {
             o = &rep->show[i];
             break;
@@ -42,18 +42,18 @@ static void acct_evidence(const kp_acct_rep *rep, int skip_overtime, char *buf, 
         snprintf(buf, len,
                  "%s %s on %s (id %u), %s, was still running %s after its call's stop event: work left running past "
                  "the window is not timed (%d operation(s) outside their calls)",
-                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside - rep->ops_overtime);
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, n_out);
         break;
     case KP_ACCT_EARLY:
         snprintf(buf, len, "%s %s on %s (id %u), %s, started %s before its call's start event (%d operation(s) outside)",
-                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside - rep->ops_overtime);
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, n_out);
         break;
     case KP_ACCT_RACE:
         snprintf(buf, len,
                  "%s %s on %s (id %u), %s, was still being launched when the call returned: where it lands "
                  "against the stop event is a race, and a call's work must be queued when it returns (%d "
                  "operation(s) outside)",
-                 acct_kind(o->kind), o->name, where, o->stream, who, rep->ops_outside - rep->ops_overtime);
+                 acct_kind(o->kind), o->name, where, o->stream, who, n_out);
         break;
     case KP_ACCT_OVERTIME: {
         char ev[48];
@@ -66,13 +66,13 @@ static void acct_evidence(const kp_acct_rep *rep, int skip_overtime, char *buf, 
         snprintf(buf, len,
                  "%s %s on %s (id %u), launched while the candidate loaded, was still running %s into the first call "
                  "(%d operation(s) outside)",
-                 acct_kind(o->kind), o->name, where, o->stream, fmt, rep->ops_outside - rep->ops_overtime);
+                 acct_kind(o->kind), o->name, where, o->stream, fmt, n_out);
         break;
     default:
         snprintf(buf, len,
                  "%s %s on %s (id %u), %s, ran outside every call (%s of device work between calls; %d "
                  "operation(s) outside): work done between calls is not timed",
-                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, rep->ops_outside - rep->ops_overtime);
+                 acct_kind(o->kind), o->name, where, o->stream, who, fmt, n_out);
         break;
     }
 }
@@ -80,7 +80,7 @@ static void acct_evidence(const kp_acct_rep *rep, int skip_overtime, char *buf, 
 /* Asks the worker for its account of the device work since the last one
  * and judges it. `what` names the phase for the evidence. Decides the
  * shape on a finding; 0 otherwise. */
-int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int baseline) {
+int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int baseline, char *defer_ev, size_t len) {
     if (!kp_backend_get(c->o->backend)->has_tracer || c->o->unaudited || !p->alive) return 0;
     kp_acct_rep *rep = (kp_acct_rep *)calloc(1, sizeof *rep);
     if (!rep) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
@@ -112,7 +112,7 @@ int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int base
                          rep->missing_marks, rep->calls, what);
     } else if (rep->ops_outside > rep->ops_overtime && GUARD(c, KPP_G_ACCOUNT)) {
         char ev[400];
-        acct_evidence(rep, 1, ev, sizeof ev);
+        acct_evidence(rep, ev, sizeof ev);
         bad = kpp_decide(sr, KP_REJECTED, "account", "during %s: %s", what, ev);
     } else if (rep->ops_overtime > 0 && GUARD(c, KPP_G_TIMER)) {
         /* The events' time is shorter than the work the trace saw before
@@ -121,10 +121,9 @@ int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int base
          * impossible time is the plainer evidence); the two flaws that
          * trust the process's own times do not look. */
         char ev[400];
-        acct_evidence(rep, 0, ev, sizeof ev);
-        if (!baseline && c->timer_defer) {
-            c->timer_pending = 1;
-            snprintf(c->timer_ev, sizeof c->timer_ev, "during %s: %s", what, ev);
+        acct_evidence(rep, ev, sizeof ev);
+        if (defer_ev) {
+            snprintf(defer_ev, len, "during %s: %s", what, ev);
         } else {
             bad = kpp_decide(sr, KP_REJECTED, "timer", "during %s: %s", what, ev);
         }
@@ -167,7 +166,7 @@ void kpp_account_baseline(ctx *c, part *p, kp_shape_result *bsr) {
     if (!p->alive) return;
     kp_shape_result tmp;
     memset(&tmp, 0, sizeof tmp);
-    int bad = kpp_account(c, p, &tmp, "timing", 1);
+    int bad = kpp_account(c, p, &tmp, "timing", 1, NULL, 0);
     if (bad || tmp.verdict != KP_PASS) {
         bsr->verdict = tmp.verdict;
         p->alive = 0;

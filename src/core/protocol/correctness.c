@@ -314,7 +314,7 @@ int kpp_correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
      * aligned rounds: misaligned calls test the kernel, not the
      * measurement, and a flaw's column shows only what that flaw lets
      * through. */
-    int misalign = c->flaws == 0;
+    int misalign = GUARD(c, KPP_G_MISALIGN);
     int round_dist[16], rounds = 0;
     uint32_t mis_of[16];
     for (int d = d0; d <= d1; d++) round_dist[rounds++] = d;

@@ -250,7 +250,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
                                                : kpp_correctness(&c, &parts[0], &sr->shape, sr);
         PHASE(KP_PH_CORRECT);
         /* Every call of the correctness phase, accounted before timing. */
-        if (!bad) bad = kpp_account(&c, &parts[0], sr, "the correctness calls", 0);
+        if (!bad) bad = kpp_account(&c, &parts[0], sr, "the correctness calls", 0, NULL, 0);
         PHASE(KP_PH_AUDIT);
         if (!bad && items[i].timed && !o->correctness_only && !baselines_started) {
             baselines_started = 1;

@@ -62,9 +62,6 @@ typedef struct ctx {
     int flaws;
     kp_calib_rep calib;
     double shape_t0;
-    int timer_defer;       /* the candidate's events-vs-trace finding waits for the speed-of-light bound */
-    int timer_pending;     /* such a finding, kept in timer_ev */
-    char timer_ev[400];
 } ctx;
 
 /* ---- the naive mode's policy (policy.c) ---------------------------------------- */
@@ -88,6 +85,7 @@ typedef enum kpp_guard {   /* a guard of the rigorous protocol; the flaws that d
     KPP_G_SOL,
     KPP_G_LIBRARY,
     KPP_G_TOKEN,
+    KPP_G_MISALIGN,
     KPP_G_COUNT
 } kpp_guard;
 
@@ -161,7 +159,8 @@ int kpp_correctness_one_input(ctx *c, part *p, const kp_shape *sh, kp_shape_resu
 
 /* ---- the device-work account (account.c) ------------------------------------------ */
 
-int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int baseline);
+/* defer_ev (the candidate's timed calls): a timer finding is kept there, not decided. */
+int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int baseline, char *defer_ev, size_t len);
 void kpp_account_baseline(ctx *c, part *p, kp_shape_result *bsr);
 
 /* ---- phase 2 and the sanity bounds (timing.c) ------------------------------------- */

@@ -258,8 +258,13 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
              * device, which a hold would turn into a 1 s stall. It is a
              * warm-up call either way. */
             int f = it == 0 ? flags & ~KP_RUN_BLOCK : flags;
+            /* No honest pair of events around real work reads zero, less,
+             * or not a number: only a tampered clock does. */
             if (kpp_part_run(c, p, set, f, &ro, tgt) || kpp_judge_run(c, p, &ro, f, tgt) ||
-                (check_timed && kpp_check_sampled(c, p, sh, &sets[set], set, tgt))) {
+                (check_timed && kpp_check_sampled(c, p, sh, &sets[set], set, tgt)) ||
+                (!(ro.rep.event_s > 0 && isfinite(ro.rep.event_s)) &&
+                 kpp_decide(tgt, KP_REJECTED, "timer", "a timed call's events reported %g s: not a time",
+                            ro.rep.event_s))) {
                 if (k == 0) bad = 1;
                 else {
                     p->alive = 0;
@@ -271,17 +276,6 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
              * device sync in the window); on the host the host clock is all
              * there is, and it stops when the call returns. */
             double t = ro.rep.event_s;
-            if (!(t > 0) || !isfinite(t)) {
-                /* No honest pair of events around real work reads zero,
-                 * less, or not a number: only a tampered clock does. */
-                kpp_decide(tgt, KP_REJECTED, "timer", "a timed call's events reported %g s: not a time", t);
-                if (k == 0) bad = 1;
-                else {
-                    p->alive = 0;
-                    kp_result_warn(c->r, "baseline %s dropped: %s", p->name, tgt->detail);
-                }
-                continue;
-            }
             if (ro.rep.blocked == 1 && ro.rep.enqueue_s > t) {
                 /* Held: the device ran the call's work back to back; host
                  * work that took longer than that is the call's real cost. */
@@ -310,9 +304,8 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
     free(perm);
     /* Every timed call of every participant, accounted: the candidate's
      * findings decide, a baseline's drop it. */
-    c->timer_defer = 1, c->timer_pending = 0;
-    if (!bad) bad = kpp_account(c, &parts[0], sr, "the timed calls", 0);
-    c->timer_defer = 0;
+    char timer_ev[400] = ""; /* judged after the speed-of-light bound */
+    if (!bad) bad = kpp_account(c, &parts[0], sr, "the timed calls", 0, timer_ev, sizeof timer_ev);
     for (int k = 1; k < np && !bad; k++) kpp_account_baseline(c, &parts[k], &bsr[k]);
     /* A slow candidate may run out of budget before the minimum sample
      * count; its timing still settled if even those few samples agree. */
@@ -343,8 +336,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
          * harness that times the launch has none, and neither has one that
          * trusts whatever the process reports. */
         if (GUARD(c, KPP_G_SOL)) speed_of_light(c, sh, sr, parts[0].t, parts[0].n);
-        if (c->timer_pending && sr->verdict == KP_PASS)
-            kpp_decide(sr, KP_REJECTED, "timer", "%s", c->timer_ev);
+        if (timer_ev[0] && sr->verdict == KP_PASS) kpp_decide(sr, KP_REJECTED, "timer", "%s", timer_ev);
         if (GUARD(c, KPP_G_TIMER) && sr->verdict == KP_PASS &&
             parent_floor(c, &parts[0], sr->cand.median, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
             if (sr->cand.parent_floor > 0 && sr->cand.median < 0.5 * sr->cand.parent_floor)
@@ -353,7 +345,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                            "around a batch of calls (%.3g s per call): the time was not measured honestly",
                            sr->cand.median, sr->cand.parent_floor);
         }
-        if (sr->verdict == KP_PASS) kpp_account(c, &parts[0], sr, "the parent-clock batches", 0);
+        if (sr->verdict == KP_PASS) kpp_account(c, &parts[0], sr, "the parent-clock batches", 0, NULL, 0);
         if (sr->verdict == KP_PASS && !settled)
             kpp_decide(sr, KP_NOISY, "noise",
                        "correct, but the timing never settled: the median's 95%% interval is +-%.2f%% after %d samples "
