@@ -11,6 +11,6 @@ driver_build() { # file; 0 built, else says why on stdout
   exe=$(driver_exe "$f") log=$W/build-$fam-$base.txt
   rm -f "$exe" # a warm machine keeps $W: a failed build must not leave an older driver to be timed
   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude \
-    -DLAB_OP="LAB_$(echo "${fam}_${base%%-*}" | tr a-z A-Z)" lab/driver.cu "$f" -o "$exe" >"$log" 2>&1 \
+    -DLAB_OP="LAB_$(echo "${fam}_${base%%-*}" | tr a-z A-Z)" lab/driver.cu "$f" -o "$exe" -lcupti >"$log" 2>&1 \
     || { echo "$f: build failed: $(tail -3 "$log")"; return 1; }
 }
