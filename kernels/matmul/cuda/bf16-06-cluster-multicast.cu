@@ -413,12 +413,15 @@ static __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, unsigned byt
 }
 
 /* Arrives on the barrier at the same offset in CTA `rank` of the cluster
- * (this CTA's own included), releasing at cluster scope. */
+ * (this CTA's own included). The default .release.cta: what it orders is
+ * the arriving warp's wgmma reads of the stage, complete before the arrive
+ * is issued (wgmma.wait_group), ahead of the copy that overwrites it; a
+ * .release.cluster here costs a MEMBAR.ALL.GPU per k-tile. */
 static __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, unsigned rank) {
     asm volatile(
         "{\n\t.reg .b32 remote;\n\t"
         "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" ::"r"(bar),
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}" ::"r"(bar),
         "r"(rank)
         : "memory");
 }
@@ -606,7 +609,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
     const uint32_t cbuf = base + W_STAGES * W_STAGE_BYTES;
     const uint32_t full = cbuf + W_C_BYTES, empty = full + W_STAGES * 8;
 
-        /* units_m = ceil(tiles_m / 2) pair rows comes as a parameter (from the
+    /* units_m = ceil(tiles_m / 2) pair rows comes as a parameter (from the
      * constant bank, not a register held through the mainloop). With
      * tiles_m odd the last pair's rank-1 tile lies wholly below M: it loads
      * zeros, multiplies them and stores nothing, but still sends its half
@@ -639,7 +642,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                     /* Free in both CTAs: this producer's B half lands in both. */
                     if (it >= W_STAGES) mbar_wait_cluster(empty + 8 * s, ((it / W_STAGES) - 1) & 1u);
                     const uint32_t a = base + s * W_STAGE_BYTES, b = a + W_A_BYTES, bar = full + 8 * s;
-                    mbar_expect_tx(bar, W_STAGE_BYTES); /* A 16K + B 2 x 16K, whichever lands first */
+                    mbar_expect_tx(bar, W_STAGE_BYTES); /* A 16K, B 16K from each CTA, in any order */
                     tma_load_2d(a, &map_a, t * W_BK, m0, bar);
 #pragma unroll
                     for (int j = 0; j < 2; j++) {
