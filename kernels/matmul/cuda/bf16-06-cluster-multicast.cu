@@ -847,10 +847,18 @@ static int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     const int64_t units_m = ((M + W_BM - 1) / W_BM + 1) / 2, units = units_m * ((N + W_BN - 1) / W_BN);
-    int fit = 0;
-    cfg.gridDim = dim3((unsigned)(2 * W_CLUSTER * 66), 1, 1); /* the query's grid: any multiple of the cluster */
-    if (!KP_CUDA_OK(cudaOccupancyMaxActiveClusters(&fit, (void *)kern, &cfg))) return 1;
-    if (fit < 1) return 2;
+    /* The count depends on the device and the kernel's resources only (the
+     * three C variants have the same): asked once a device, then kept. */
+    static int fit_of[64]; /* 0: not asked yet */
+    int dev = 0, fit = 0;
+    if (!KP_CUDA_OK(cudaGetDevice(&dev))) return 1;
+    if (dev >= 0 && dev < 64) fit = fit_of[dev];
+    if (fit == 0) {
+        cfg.gridDim = dim3((unsigned)(W_CLUSTER * 66), 1, 1); /* the query's grid: any multiple of the cluster */
+        if (!KP_CUDA_OK(cudaOccupancyMaxActiveClusters(&fit, (void *)kern, &cfg))) return 1;
+        if (fit < 1) return 2;
+        if (dev >= 0 && dev < 64) fit_of[dev] = fit;
+    }
     const int64_t clusters = units < fit ? units : fit;
     cfg.gridDim = dim3((unsigned)(clusters * W_CLUSTER), 1, 1);
 
