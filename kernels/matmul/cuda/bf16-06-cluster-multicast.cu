@@ -28,7 +28,7 @@
  *     4096^3). Where C's rows are not 16-byte aligned, 05's stores remain.
  *  Everything else is 05's: 128x256x64 tiles, 4 stages, wgmma m64n256k16,
  *  one producer and two consumer warpgroups, setmaxnreg 40 / 232 (ptxas:
- *  168 registers a thread, no spills; 128 x 40 + 256 x 232 = 384 x 168),
+ *  168 registers a thread for each of the three C variants, no spills; 128 x 40 + 256 x 232 = 384 x 168),
  *  230464 bytes of shared memory, padded copies of unaligned operands, 02
  *  for K > 8192. lab/bf16_06_cluster.py models the new index arithmetic
  *  and the barrier protocol on the CPU.
@@ -40,7 +40,7 @@
  * gain, 3-5%; the epilogue 2-4% at 4096^3 and 1-2% at the K = 8192
  * shapes; the last round of units (256 units on 66 clusters at 4096^3,
  * 3.9 rounds) costs what it cost 04. So 4096^3: 0.95-0.99x cuBLAS
- * (740-770 TFLOP/s); 8192^3: 0.98-1.02x (795-830); 8192x1024x8192:
+ * (740-770 TFLOP/s); 8192^3: 0.98-1.02x (795-827); 8192x1024x8192:
  * 0.97-1.01x. The 1.05x target needs more than this (stream-K for the
  * last round, or a pingpong schedule); PASS on every shape, the same
  * results as 05.
@@ -49,8 +49,6 @@
  */
 #include <stdint.h>
 #include <string.h>
-
-#include <stdint.h>
 
 /* ======================================================================
  * 02's kernel, unchanged: every shape the wgmma path does not take
