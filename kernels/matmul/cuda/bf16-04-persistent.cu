@@ -30,8 +30,12 @@
  * two; 5-10% less time at 4096^3 (183-191 us, 0.94-0.98x cuBLAS) and 3-6%
  * at the larger shapes. Same arithmetic as 03 in the same order, so the
  * same results bit for bit.
- * measured: not yet (lab/runs/matmul-bf16.sh runs it).
- * kproof-best: no (not the baseline for others until it PASSes on the H200)
+ * measured: 201.54 us at 4096^3 (0.91x cuBLAS), 1.497 ms at 8192^3
+ * (0.94x), 189.42 us at 8192x1024x8192 (0.94x), 1.281 ms at 4095^3 (02's
+ * path, 0.71x): PASS; no gain over 03 at 4096^3 (201.1 us, another run),
+ * so the bubble was not where the time went
+ * (results/2026-12-03-h200-b71fc3b/matmul-bf16-06/matmul-bf16-04-persistent.json).
+ * kproof-best: no (06 is faster on every shape)
  */
 #include <stdint.h>
 

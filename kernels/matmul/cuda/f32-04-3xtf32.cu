@@ -32,7 +32,7 @@
  * 8192^3, i.e. 0.9-1.25x cuBLAS SGEMM: the MMA pipe is the floor at a third of its
  * tf32 rate, issue and latency with 8 warps an SM may cost more.
  * measured: not yet (lab/runs/matmul-f32.sh runs it).
- * kproof-best: no (not the baseline for others until it PASSes on the H200)
+ * kproof-best: no (f32 05 is faster, with fp32-level error too)
  */
 #include <stdint.h>
 
