@@ -339,7 +339,18 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
         if (timer_ev[0] && sr->verdict == KP_PASS) kpp_decide(sr, KP_REJECTED, "timer", "%s", timer_ev);
         if (GUARD(c, KPP_G_TIMER) && sr->verdict == KP_PASS &&
             parent_floor(c, &parts[0], sr->cand.median, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
-            if (sr->cand.parent_floor > 0 && sr->cand.median < 0.5 * sr->cand.parent_floor)
+            /* A machine busy with other work can slow every batch of one
+             * measurement (seen on a 2-core host running tests side by
+             * side); a forged clock is short on every one. So a floor that
+             * would reject is measured twice more, and the least kept. */
+            for (int again = 0; again < 2 && sr->verdict == KP_PASS && sr->cand.parent_floor > 0 &&
+                                sr->cand.median < 0.5 * sr->cand.parent_floor;
+                 again++) {
+                double f2 = 0;
+                if (parent_floor(c, &parts[0], sr->cand.median, sh, &sets[0], sr, &f2) == 0 && f2 < sr->cand.parent_floor)
+                    sr->cand.parent_floor = f2;
+            }
+            if (sr->verdict == KP_PASS && sr->cand.parent_floor > 0 && sr->cand.median < 0.5 * sr->cand.parent_floor)
                 kpp_decide(sr, KP_REJECTED, "timer",
                            "the reported median %.3g s is below half of what the parent's own clock measured "
                            "around a batch of calls (%.3g s per call): the time was not measured honestly",
