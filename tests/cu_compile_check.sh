@@ -8,9 +8,9 @@
 # point fails here too), cicc and ptxas for sm_90a. What it leaves out is
 # the host compiler's pass over the host half, the fat binary and the
 # link: half of an object build's CPU (kernels/layernorm/cuda: 85 CPU-s
-# as objects, 42 as device images on a 2-core host), and a step that a
-# file the front end accepts does not fail. The compiler's output is shown for the files
-# that fail.
+# as objects, 42 as device images on a 2-core host); gcc on the host half
+# seldom rejects what the front end accepted. The compiler's output is
+# shown for the files that fail.
 # It is a test rather than a build step so that it runs beside the
 # integration tests, which spend much of their time waiting on workers,
 # timeouts and the device lock; at a lower priority (nice), so that the
