@@ -23,6 +23,7 @@ check "init writes a candidate" has "kp_softmax_f32" "$T/s.c"
 "$K" eval "$T/s.c" --op softmax $fast >"$T/out" 2>"$T/err"
 rc=$?
 check "init'd softmax passes (exit 0)" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || { echo "     exit $rc: $(head -c 300 "$T/out")"; tail -3 "$T/err" | sed 's/^/     /'; }
 check "table says PASS" grep -q "^kproof PASS" "$T/out"
 check "table gives a median with its interval" grep -qE '[0-9.]+ (ns|us|ms|s) \[[0-9.]+, [0-9.]+\]' "$T/out"
 

@@ -191,6 +191,38 @@ static void test_distributions(void) {
     CHECK(other_same);
 }
 
+/* kp_gen_run (the CPU's fill: eight counters at once where SSE2 exists)
+ * gives kp_gen_value's bits for every element: each kind, as float and as
+ * bf16, from starts that are not multiples of eight, across the low
+ * counter word's wrap at 2^32, lengths that leave a scalar tail, with and
+ * without spikes (periods that do and do not divide the start). */
+static void test_run(void) {
+    static const kp_gen gens[] = {
+        {KP_GEN_NORMAL, 0.0f, 1.0f, 0, 0.0f},      {KP_GEN_NORMAL, 1000.0f, 3.0f, 0, 0.0f},
+        {KP_GEN_UNIFORM, -0.25f, 2.0f, 0, 0.0f},   {KP_GEN_SIGNED, 0.5f, 100.0f, 0, 0.0f},
+        {KP_GEN_NORMAL, 0.0f, 1.0f, 37, 1000.0f},  {KP_GEN_SIGNED, 0.0f, 1.0f, 8, -7.0f},
+        {KP_GEN_UNIFORM, 0.0f, 1.0f, 1, 5.0f},
+    };
+    static const uint64_t begins[] = {0, 3, 1000, ((uint64_t)1 << 32) - 13, ((uint64_t)5 << 32) + 77};
+    static const int64_t lens[] = {0, 1, 7, 8, 9, 64, 1001};
+    float f[1001];
+    uint16_t h[1001];
+    int bad = 0;
+    for (size_t k = 0; k < sizeof gens / sizeof *gens; k++)
+        for (size_t b = 0; b < sizeof begins / sizeof *begins; b++)
+            for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+                uint64_t seed = 0x9e3779b97f4a7c15ull * (k + 1) + b;
+                kp_gen_run(&gens[k], seed, (uint32_t)k, begins[b], lens[l], f, NULL);
+                kp_gen_run(&gens[k], seed, (uint32_t)k, begins[b], lens[l], NULL, h);
+                for (int64_t i = 0; i < lens[l]; i++) {
+                    float v = kp_gen_value(&gens[k], seed, (uint32_t)k, begins[b] + (uint64_t)i);
+                    bad += f2u(f[i]) != f2u(v);
+                    bad += h[i] != kp_f32_to_bf16_bits(v);
+                }
+            }
+    CHECK(bad == 0);
+}
+
 /* Every input buffer of every op under every distribution: finite, never
  * all zeros, deterministic, and the same whichever piece is filled. */
 static void test_fill(void) {
@@ -371,6 +403,7 @@ int main(void) {
     test_philox();
     test_values();
     test_distributions();
+    test_run();
     test_fill();
     test_bf16();
     test_poison();

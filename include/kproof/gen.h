@@ -98,6 +98,104 @@ KP_HD float kp_bf16_bits_to_f32(uint16_t h) {
     return c.f;
 }
 
+/* Values [begin, begin + n) of buffer `stream` on the CPU, as floats (out)
+ * or rounded to bf16 bits (out16): bit for bit kp_gen_value of each index
+ * (tests/test_gen.c compares them). The generator is most of a host
+ * evaluation's CPU (the parent and the host worker both generate every
+ * input), so on x86-64 eight counters go through Philox side by side in
+ * SSE2 registers: the same integer steps, the same exactly rounded int ->
+ * float conversion and float multiply and add, lane by lane; the spike
+ * elements (a multiple of the period) are then rewritten one by one. */
+#if !defined(__CUDACC__) && defined(__SSE2__)
+#include <emmintrin.h>
+static inline void kp_gen__mulhilo4(__m128i a, __m128i m, __m128i *lo, __m128i *hi) {
+    __m128i e = _mm_mul_epu32(a, m);                       /* lanes 0, 2: 64-bit products */
+    __m128i o = _mm_mul_epu32(_mm_srli_epi64(a, 32), m);   /* lanes 1, 3 */
+    __m128i el = _mm_shuffle_epi32(e, _MM_SHUFFLE(3, 1, 2, 0));
+    __m128i ol = _mm_shuffle_epi32(o, _MM_SHUFFLE(3, 1, 2, 0));
+    *lo = _mm_unpacklo_epi32(el, ol);
+    *hi = _mm_unpackhi_epi32(el, ol);
+}
+/* Eight values from index i0 (period ignored: the caller's). */
+static inline void kp_gen__eight(const kp_gen *g, uint64_t seed, uint32_t stream, uint64_t i0, float *out) {
+    __m128i c0[2], c1[2], c2[2], c3[2];
+    for (int h = 0; h < 2; h++) {
+        uint64_t a = i0 + 4 * (uint64_t)h;
+        c0[h] = _mm_set_epi32((int)(uint32_t)(a + 3), (int)(uint32_t)(a + 2), (int)(uint32_t)(a + 1), (int)(uint32_t)a);
+        c1[h] = _mm_set_epi32((int)(uint32_t)((a + 3) >> 32), (int)(uint32_t)((a + 2) >> 32),
+                              (int)(uint32_t)((a + 1) >> 32), (int)(uint32_t)(a >> 32));
+        c2[h] = _mm_set1_epi32((int)stream);
+        c3[h] = _mm_set1_epi32(0x6b70);
+    }
+    const __m128i m0 = _mm_set1_epi32((int)0xD2511F53u), m1 = _mm_set1_epi32((int)0xCD9E8D57u);
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < 10; r++) {
+        __m128i K0 = _mm_set1_epi32((int)k0), K1 = _mm_set1_epi32((int)k1);
+        for (int h = 0; h < 2; h++) {
+            __m128i lo0, hi0, lo1, hi1;
+            kp_gen__mulhilo4(c0[h], m0, &lo0, &hi0);
+            kp_gen__mulhilo4(c2[h], m1, &lo1, &hi1);
+            __m128i n0 = _mm_xor_si128(_mm_xor_si128(hi1, c1[h]), K0);
+            __m128i n2 = _mm_xor_si128(_mm_xor_si128(hi0, c3[h]), K1);
+            c1[h] = lo1;
+            c3[h] = lo0;
+            c0[h] = n0;
+            c2[h] = n2;
+        }
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    const __m128 scale = _mm_set1_ps(g->scale), offset = _mm_set1_ps(g->offset);
+    for (int h = 0; h < 2; h++) {
+        __m128 z;
+        if (g->kind == KP_GEN_NORMAL) {
+            __m128i t = _mm_add_epi32(_mm_add_epi32(_mm_srli_epi32(c0[h], 8), _mm_srli_epi32(c1[h], 8)),
+                                      _mm_add_epi32(_mm_srli_epi32(c2[h], 8), _mm_srli_epi32(c3[h], 8)));
+            t = _mm_sub_epi32(t, _mm_set1_epi32(2 << 24));
+            z = _mm_mul_ps(_mm_cvtepi32_ps(t), _mm_set1_ps(1.03238106e-07f));
+        } else if (g->kind == KP_GEN_UNIFORM) {
+            z = _mm_mul_ps(_mm_cvtepi32_ps(_mm_srli_epi32(c0[h], 8)), _mm_set1_ps(5.96046448e-08f));
+        } else {
+            __m128i t = _mm_sub_epi32(_mm_srli_epi32(c0[h], 8), _mm_set1_epi32(1 << 23));
+            z = _mm_mul_ps(_mm_cvtepi32_ps(t), _mm_set1_ps(1.19209290e-07f));
+        }
+        z = _mm_add_ps(_mm_mul_ps(z, scale), offset); /* two roundings, as in kp_gen_value */
+        _mm_storeu_ps(out + 4 * h, z);
+    }
+}
+#endif
+
+#ifndef __CUDACC__
+static inline void kp_gen_run(const kp_gen *g, uint64_t seed, uint32_t stream, uint64_t begin, int64_t n, float *out,
+                              uint16_t *out16) {
+    int64_t i = 0;
+#ifdef __SSE2__
+    float v8[8];
+    for (; i + 8 <= n; i += 8) {
+        if (out16) {
+            kp_gen__eight(g, seed, stream, begin + (uint64_t)i, v8);
+            for (int j = 0; j < 8; j++) out16[i + j] = kp_f32_to_bf16_bits(v8[j]);
+        } else {
+            kp_gen__eight(g, seed, stream, begin + (uint64_t)i, out + i);
+        }
+    }
+    if (g->period > 0 && i > 0) { /* the spikes among the first i, one by one */
+        uint64_t p = (uint64_t)g->period, end = begin + (uint64_t)i;
+        for (uint64_t k = (begin + p - 1) / p * p; k < end; k += p) {
+            float v = kp_gen_value(g, seed, stream, k);
+            if (out16) out16[k - begin] = kp_f32_to_bf16_bits(v);
+            else out[k - begin] = v;
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        float v = kp_gen_value(g, seed, stream, begin + (uint64_t)i);
+        if (out16) out16[i] = kp_f32_to_bf16_bits(v);
+        else out[i] = v;
+    }
+}
+#endif
+
 /* Checksum of a byte buffer, identical on every backend: the sum (mod
  * 2^64) over 32-bit little-endian words w_i (the last one zero-padded) of
  * kp_mix64(w_i | i << 32). A sum, so a GPU computes it in any order. */

@@ -270,13 +270,8 @@ void kp_draw_rows_cols(uint64_t seed, int64_t max_elems, kp_shape *out) {
 void kp_gen_fill(const kp_op *op, const kp_shape *s, int dist, int buf, uint64_t seed, void *dst, int64_t begin,
                  int64_t n) {
     kp_gen g = op->gen(s, buf, dist);
-    if (op->bufs[buf].dtype == KP_BF16) {
-        uint16_t *d = dst;
-        for (int64_t i = 0; i < n; i++) d[i] = kp_f32_to_bf16_bits(kp_gen_value(&g, seed, (uint32_t)buf, (uint64_t)(begin + i)));
-    } else {
-        float *d = dst;
-        for (int64_t i = 0; i < n; i++) d[i] = kp_gen_value(&g, seed, (uint32_t)buf, (uint64_t)(begin + i));
-    }
+    int bf16 = op->bufs[buf].dtype == KP_BF16;
+    kp_gen_run(&g, seed, (uint32_t)buf, (uint64_t)begin, n, bf16 ? NULL : (float *)dst, bf16 ? (uint16_t *)dst : NULL);
 }
 
 int kp_gen_inputs(const kp_op *op, const kp_shape *s, int dist, uint64_t seed, void *bufs[KP_MAX_BUFS]) {

@@ -115,13 +115,7 @@ int kp_dev_to_host(void *dst, const void *src, size_t n) { memcpy(dst, src, n); 
 int kp_dev_from_host(void *dst, const void *src, size_t n) { memcpy(dst, src, n); return 0; }
 
 int kp_dev_fill(void *dst, kp_dtype t, const kp_gen *g, uint64_t seed, uint32_t stream, int64_t n) {
-    if (t == KP_F32) {
-        float *d = (float *)dst;
-        for (int64_t i = 0; i < n; i++) d[i] = kp_gen_value(g, seed, stream, (uint64_t)i);
-    } else {
-        uint16_t *d = (uint16_t *)dst;
-        for (int64_t i = 0; i < n; i++) d[i] = kp_f32_to_bf16_bits(kp_gen_value(g, seed, stream, (uint64_t)i));
-    }
+    kp_gen_run(g, seed, stream, 0, n, t == KP_F32 ? (float *)dst : NULL, t == KP_F32 ? NULL : (uint16_t *)dst);
     return 0;
 }
 
