@@ -1,50 +1,54 @@
-/* matmul bf16, cuda, 06 cluster multicast: 05 on clusters of two CTAs that
- * share their B tile through the copy engine's multicast, with C stored
- * through shared memory by bulk tensor copies.
- * Over 05:
- *  1. Clusters of two CTAs take vertically adjacent 128x256 tiles (same
- *     columns), so they need the same 64x256 B tile every k-step: CTA r
- *     loads B's 64-column boxes 2r and 2r+1 and multicasts them to both.
- *     A CTA's shared memory still fills with 48 KiB a k-step, but it pulls
- *     32 KiB of it from L2 (16 KiB of A, 16 KiB of B) where 05 pulled 48:
- *     at 790 TFLOP/s the SMs together read ~9 TB/s from L2 in 05 (48 KiB
- *     per 4.2 MFLOP per SM), near what L2 delivers; 06 needs ~6.
- *     A stage is refilled only when the consumer warps of both CTAs have
- *     released it: each empty barrier counts 16 arrivals (8 consumer warps
- *     x 2 CTAs; lane r of each warp arrives on CTA r's barrier), and each
- *     full barrier completes on its own producer's expect_tx of 48 KiB,
- *     whichever CTA's bytes land first.
- *  2. The persistent walk is over pairs: cluster c takes units c, c +
- *     clusters, ... in groups of 8 pair rows (2048 rows of C) down each
- *     column of tiles, and the grid is as many clusters as can be resident
- *     (cudaOccupancyMaxActiveClusters, about 66 on 132 SMs).
- *  3. Epilogue: each consumer warpgroup writes its 64x256 of C, a 64x64
- *     quarter at a time, into one of two 8 KiB slots in the copy engine's
- *     128-byte swizzle (conflict-free four-byte writes), and one thread
- *     issues a bulk tensor store per quarter; the warps go back to the
- *     mainloop while the last stores drain. 05 stored from registers, 64
- *     four-byte stores a thread touching 8 rows each (~4000 cycles of the
- *     LSU a tile, ~2 us of the tensor cores idle per ~45 us tile at
- *     4096^3). Where C's rows are not 16-byte aligned, 05's stores remain.
- *  Everything else is 05's: 128x256x64 tiles, 4 stages, wgmma m64n256k16,
- *  one producer and two consumer warpgroups, setmaxnreg 40 / 232 (ptxas:
- *  168 registers a thread for each of the three C variants, no spills; 128 x 40 + 256 x 232 = 384 x 168),
- *  230464 bytes of shared memory, padded copies of unaligned operands, 02
- *  for K > 8192. lab/bf16_06_cluster.py models the new index arithmetic
- *  and the barrier protocol on the CPU.
- *  Each element of C is the same wgmma chain over k as in 03-05, in the
- *  same order: the same bits as 05.
+/* matmul bf16, cuda, 07 row classes: 06 with operands and C whose rows are
+ * not 16-byte aligned handled without 06's padded copy of A and its
+ * one-element C stores.
+ * Over 06 (06's path unchanged where A's and C's rows are 16-byte aligned:
+ * the same PTX, so the same bits and times at 4096^3, 8192^3 and
+ * 8192x1024x8192):
+ *  1. A is read in place. Rows j, j + 8, j + 16, ... of A (row class j)
+ *     lie 16 K bytes apart, a stride the copy engine takes for any K; each
+ *     class gets a tensor map whose base is the 16-byte boundary at or
+ *     below row j's first element, dx[j] < 8 elements before it, and boxes
+ *     start at column k0 + dx[j]. A 128-row A tile is 16 boxes of 64 x 8
+ *     (class j, half h), each one 1024-byte swizzle atom at shared row
+ *     64h + 8j: shared row 64h + 8j + i holds A row m0 + 64h + 8i + j, so
+ *     a consumer warpgroup still holds 64 consecutive rows of C, transposed
+ *     in 8x8, and the epilogue reads slot row 8(g % 8) + g / 8 for C row g.
+ *     06 padded A first: 33.5 MB read + 33.5 MB written at 4095^3
+ *     (15.7 us at the copy rate, more with 06's two-byte loads).
+ *  2. B, where its rows are not aligned, is still padded (its rows are
+ *     the k of the product: a class permutation of them would need the
+ *     same permutation of A's columns), by a copy that reads 16-byte
+ *     vectors: a thread loads the aligned granule holding its chunk's first
+ *     element and, where needed, the next, and shifts by the chunk's offset
+ *     (word selects and a funnel shift); a warp's loads are consecutive
+ *     granules, every byte comes from DRAM once. 33.5 MB + 33.5 MB at
+ *     4095^3: 15.7 us at 4.26 TB/s. One scratch (the pool keeps it).
+ *  3. C whose rows are not 16-byte aligned goes through 06's shared-memory
+ *     slots (the same conflict-free writes), and each warp then stores 16
+ *     rows of a 64x64 quarter, a row an instruction: lane l four bytes at
+ *     a four-byte boundary (rows starting at an odd element: a funnel
+ *     shift with the next lane's word, the first and last elements alone),
+ *     128 contiguous bytes a warp store. 06 stored from registers, 128
+ *     two-byte stores a thread a tile, each warp store touching 8 rows.
+ *     A TMA store into an aligned scratch C and an unpad copy would move
+ *     another 33.5 MB written + read + written (~16 us) at 4095^3.
+ *  Everything else is 06's: tiles, clusters and multicast of B, ring
+ *  protocol, 02 for K > 8192. ptxas: 168 registers a thread, no spills,
+ *  for each of the three variants (0: 06's; 1: staged C; 2: row classes
+ *  and staged C); pad_rows 32 registers; 230464 bytes of shared memory.
+ *  lab/bf16_07_unaligned.py checks the realignment, the row-class maps and
+ *  the staged store (every element once, zeros past the ends) on the CPU.
+ *  Each element of C is the same wgmma chain over k as in 06.
  *
- * Prediction (before any run; 04 at 0.90x cuBLAS at 4096^3 and 0.95x at
- * 8192^3, cuBLAS 778 and 811 TFLOP/s): the L2 traffic cut is the larger
- * gain, 3-5%; the epilogue 2-4% at 4096^3 and 1-2% at the K = 8192
- * shapes; the last round of units (256 units on 66 clusters at 4096^3,
- * 3.9 rounds) costs what it cost 04. So 4096^3: 0.95-0.99x cuBLAS
- * (740-770 TFLOP/s); 8192^3: 0.98-1.02x (795-827); 8192x1024x8192:
- * 0.97-1.01x. The 1.05x target needs more than this (stream-K for the
- * last round, or a pingpong schedule); PASS on every shape, the same
- * results as 05.
- * measured: not yet (lab/runs/matmul-bf16-06.sh runs it).
+ * Prediction (before any run; 06 on the H200: 278.7 us at 4095^3, 183.9 us
+ * at 4096^3): at 4095^3 the padded product costs about 4096^3's time, plus
+ * 0-2% for A's 16 boxes a k-step (each 128-byte row at a 2-byte offset
+ * touches 4.94 sectors for 4: 23% more A bytes from L2, ~12% more L2
+ * reads), plus 1-3 us for the staged C store, plus 17-19 us for B's copy
+ * (15.7 at the copy rate, the launch and its tail): 200-210 us
+ * (655-690 TFLOP/s, 4.3-4.5x cuBLAS), under torch.compile's ~227 us; the
+ * aligned shapes within 1% of 06; PASS on every shape.
+ * measured: not yet (lab/runs/matmul-bf16-07.sh runs it).
  * kproof-best: no (not the baseline for others until it PASSes on the H200)
  */
 #include <stdint.h>
@@ -367,8 +371,8 @@ static int launch(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 }
 
 /* ======================================================================
- * 06: the wgmma path on 2-CTA clusters (every shape with 0 < K <= KCHUNK;
- * operands whose rows are not 16-byte aligned are read from padded copies)
+ * 07: the wgmma path on 2-CTA clusters (every shape with 0 < K <= KCHUNK;
+ * A read in place, B from a padded copy where its rows are not aligned)
  * ====================================================================== */
 
 #include <cuda.h> /* CUtensorMap and its enums only: the encoder comes through the runtime */
