@@ -600,26 +600,45 @@ static __device__ __forceinline__ void release_stage(uint32_t bar, int lane) {
 
 #endif
 
-/* A read in place where its rows are not 16-byte aligned: row r of A is
- * row r / 8 of class r % 8, and the rows of one class lie 16 K bytes apart,
- * a stride the copy engine takes. Class j's map starts at the 16-byte
- * boundary at or below row j's first element, dx[j] elements before it, so
- * its column x + dx[j] is A's column x; columns from K + dx[j] on are out
- * of range (zeros), as are rows past M. A class with no row (M <= j) gets
- * class 0's map: it loads rows whose products no store writes. */
+/* A read in place where its rows are not 16-byte aligned (A itself 16-byte
+ * aligned): row r of A is row r / 8 of class r % 8, and the rows of one
+ * class lie 16 K bytes apart, a stride the copy engine takes. Class j's map
+ * starts at the 16-byte boundary at or below row j's first element, dx[j]
+ * elements before it (dx[0] = 0), and is K + dx[j] columns wide: its
+ * column x is A's column x - dx[j]. Boxes start at columns 64t, 16-byte
+ * aligned like every box of 06; a tile's B rows start at 64t - dx[j], so
+ * both operands hold the same k = 64t + c - dx[j] at column / row c. The
+ * first dx[j] columns of a class row are the previous row's last elements
+ * (inside A): they meet B's rows -dx[j]..-1, out of range, zeros. Columns
+ * from K + dx[j] on and rows past the class's last are zeros. A tile is 128
+ * rows of one class (C rows 8 apart), a pair two adjacent tiles of one
+ * class, so both CTAs shift B alike; pair row P is class P / U, pair P % U
+ * of it. */
 struct ClassMaps {
     CUtensorMap m[8];
     int dx[8];
+    int U; /* pair rows a class: ceil(ceil(ceil(M / 8) / 128) / 2) */
 };
 
 /* V, how A is read and C written:
- *  0 (06's path) A by one map, C by bulk tensor stores through shared
- *    memory (A's and C's rows 16-byte aligned);
+ *  0 (06's path) A by one map (in place or a padded copy), C by bulk
+ *    tensor stores through shared memory (C's rows 16-byte aligned);
  *  1 A by one map, C staged through the same shared-memory slots and
  *    written by whole warps along rows (C's rows not 16-byte aligned);
  *  2 A by its eight row classes (A's rows not 16-byte aligned), C staged. */
 template <int V>
 using AParam = typename std::conditional<V == 2, ClassMaps, CUtensorMap>::type;
+
+/* The tile at m0 = (2P + rank) * W_BM of the unit walk (P: pair row, over
+ * all classes): its class's map, its first class row y and the class's dx. */
+static __device__ __forceinline__ const CUtensorMap *class_of(const ClassMaps &cls, int m0, int &y, int &dx,
+                                                             int &j) {
+    const int P = m0 / (2 * W_BM);
+    j = P / cls.U;
+    y = m0 - 2 * W_BM * P + 2 * W_BM * (P - j * cls.U);
+    dx = cls.dx[j];
+    return &cls.m[j];
+}
 
 template <int V>
 static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __grid_constant__ AParam<V> map_a,
@@ -659,7 +678,31 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
      * every use of the ring in `it`: stage it % W_STAGES, phase it / W_STAGES. */
     if (wg == 0) {
         regs_dec<40>();
-        if (tid == 0) {
+        if constexpr (V == 2) {
+          if (tid == 0) {
+            unsigned it = 0;
+            for (int u = (int)cluster_reg(1); u < units; u += (int)cluster_reg(2)) {
+                int m0, n0;
+                unit_tile(u, units_m, tiles_n, cluster_reg(0), m0, n0);
+                int y, dx, j;
+                const CUtensorMap *ma = class_of(map_a, m0, y, dx, j);
+                const int kt = (K + dx + W_BK - 1) / W_BK;
+#pragma unroll 1
+                for (int t = 0; t < kt; t++, it++) {
+                    const unsigned s = it % W_STAGES;
+                    if (it >= W_STAGES) mbar_wait_cluster(empty + 8 * s, ((it / W_STAGES) - 1) & 1u);
+                    const uint32_t a = base + s * W_STAGE_BYTES, b = a + W_A_BYTES, bar = full + 8 * s;
+                    mbar_expect_tx(bar, W_STAGE_BYTES);
+                    tma_load_2d(a, ma, t * W_BK, y, bar); /* A columns 64t - dx.. of class rows y.. */
+#pragma unroll
+                    for (int j = 0; j < 2; j++) {
+                        const int box = 2 * (int)cluster_reg(0) + j;
+                        tma_load_2d_mc(b + box * 8192, &map_b, n0 + 64 * box, t * W_BK - dx, bar, (uint16_t)0x3);
+                    }
+                }
+            }
+          }
+        } else if (tid == 0) {
             unsigned it = 0;
             for (int u = (int)cluster_reg(1); u < units; u += (int)cluster_reg(2)) {
                 int m0, n0;
@@ -671,20 +714,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                     if (it >= W_STAGES) mbar_wait_cluster(empty + 8 * s, ((it / W_STAGES) - 1) & 1u);
                     const uint32_t a = base + s * W_STAGE_BYTES, b = a + W_A_BYTES, bar = full + 8 * s;
                     mbar_expect_tx(bar, W_STAGE_BYTES); /* A 16K, B 16K from each CTA, in any order */
-                    if constexpr (V == 2) {
-                        /* 16 boxes of 8 rows: class j's rows (m0 + 64h)/8.. land
-                         * as smem rows 64h + 8j.., one 1024-byte swizzle atom
-                         * each; smem row 64h + 8j + i holds A row m0 + 64h +
-                         * 8i + j (the consumers' rows, transposed in 8x8). */
-#pragma unroll
-                        for (int h = 0; h < 2; h++)
-#pragma unroll
-                            for (int j = 0; j < 8; j++)
-                                tma_load_2d(a + (uint32_t)(8 * h + j) * 1024, &map_a.m[j], t * W_BK + map_a.dx[j],
-                                            m0 / 8 + 8 * h, bar);
-                    } else {
-                        tma_load_2d(a, &map_a, t * W_BK, m0, bar);
-                    }
+                    tma_load_2d(a, &map_a, t * W_BK, m0, bar);
 #pragma unroll
                     for (int j = 0; j < 2; j++) {
                         const int box = 2 * (int)cluster_reg(0) + j;
@@ -704,7 +734,14 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
 #pragma unroll
             for (int i = 0; i < 128; i++) d[i] = 0.0f;
             unsigned prev = 0; /* the stage of the group still in flight */
-            for (int t = 0; t < ktiles; t++, it++) {
+            int kt = ktiles;
+            if constexpr (V == 2) { /* this unit's class: K + dx columns */
+                int m0, n0, y, dx, j;
+                unit_tile(u, units_m, tiles_n, cluster_reg(0), m0, n0);
+                (void)class_of(map_a, m0, y, dx, j);
+                kt = (K + dx + W_BK - 1) / W_BK;
+            }
+            for (int t = 0; t < kt; t++, it++) {
                 const unsigned s = it % W_STAGES;
                 mbar_wait(full + 8 * s, (it / W_STAGES) & 1u);
                 const uint32_t a = base + s * W_STAGE_BYTES + a_off, b = base + s * W_STAGE_BYTES + W_A_BYTES;
@@ -768,8 +805,8 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                     }
                 }
             } else {
-                /* C's rows not 16-byte aligned (or A's rows transposed in
-                 * 8x8, V == 2): quarter q goes to slot q % 2 as above, and
+                /* C's rows not 16-byte aligned (or a tile of one row class,
+                 * V == 2: C rows 8 apart): quarter q goes to slot q % 2 as above, and
                  * each warp then writes 16 rows of it, a row at a time: lane
                  * l reads the row's four-byte word l (elements 2l, 2l + 1,
                  * 32 lanes over the whole 128-byte row: every bank once) and
@@ -783,6 +820,11 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                  * the barrier in between only after its reads. */
                 const uint32_t mine = cbuf + (uint32_t)cw * (2 * W_C_SLOT);
                 const int rb = warp * 16 + lane / 4;
+                int cy = 0, cj = 0; /* V == 2: the tile's first class row and its class */
+                if constexpr (V == 2) {
+                    int dx;
+                    (void)class_of(map_a, m0, cy, dx, cj);
+                }
 #pragma unroll
                 for (int q = 0; q < 4; q++) {
                     const uint32_t slot = mine + (uint32_t)(q & 1) * W_C_SLOT;
@@ -801,10 +843,10 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                     if (lim > 0) {
 #pragma unroll 4
                         for (int i = 0; i < 16; i++) {
-                            const int g = warp * 16 + i;   /* C row m0 + 64cw + g */
-                            const int r = m0 + cw * 64 + g; /* the same for the whole warp */
-                            if (r >= M) break;
-                            const int sr = V == 2 ? ((g & 7) << 3) | (g >> 3) : g; /* its slot row */
+                            const int g = warp * 16 + i; /* slot row g: the tile's row 64cw + g */
+                            const int r = V == 2 ? 8 * (cy + cw * 64 + g) + cj : m0 + cw * 64 + g; /* its C row */
+                            if (r >= M) break; /* r grows with g, the same for the whole warp */
+                            const int sr = g;
                             const uint32_t w =
                                 ld_shared_b32(slot + sr * 128 + (((lane >> 2) ^ (sr & 7)) << 4) + (lane & 3) * 4);
                             const uint32_t nx = __shfl_down_sync(0xffffffffu, w, 1);
@@ -894,7 +936,7 @@ static __global__ void pad_rows(const unsigned short *__restrict__ src, unsigned
     }
 }
 
-/* A copy of src (rows x cols, rows <= KCHUNK here) with rows every
+/* A copy of src (rows x cols) with rows every
  * roundup(cols, 8) elements, in stream order; *ld its row stride. 2: no
  * memory for it (nothing queued). */
 static int padded_copy(const __nv_bfloat16 *src, int64_t rows, int64_t cols, __nv_bfloat16 **dst, int64_t *ld,
@@ -916,21 +958,19 @@ static int padded_copy(const __nv_bfloat16 *src, int64_t rows, int64_t cols, __n
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
-/* A (M x K, rows 2-byte aligned) as its eight row classes (ClassMaps):
- * class j has rows j, j + 8, ..., 16 K bytes apart, read in 64 x 8 boxes. */
+/* A (M x K, 16-byte aligned, K % 8 != 0) as its eight row classes
+ * (ClassMaps): class j has rows j, j + 8, ..., 16 K bytes apart, read in
+ * 64 x 128 boxes. */
 static int make_class_maps(ClassMaps *cls, PFN_cuTensorMapEncodeTiled_v12000 encode, const __nv_bfloat16 *A,
                            int64_t M, int64_t K) {
-    for (int j = 0; j < 8; j++) {
-        if (M <= j) { /* no row of this class: class 0's rows, stored nowhere */
-            cls->m[j] = cls->m[0];
-            cls->dx[j] = cls->dx[0];
-            continue;
-        }
+    for (int j = 0; j < 8; j++) { /* M >= 8 rows: no class is empty */
         const uintptr_t first = (uintptr_t)(A + (int64_t)j * K), base = first & ~(uintptr_t)15;
         cls->dx[j] = (int)((first - base) / 2);
-        if (make_map(&cls->m[j], encode, (const void *)base, (M - 1 - j) / 8 + 1, K + cls->dx[j], 8 * K, W_BK, 8))
+        if (make_map(&cls->m[j], encode, (const void *)base, (M - 1 - j) / 8 + 1, K + cls->dx[j], 8 * K, W_BK, W_BM))
             return 1;
     }
+    const int64_t rows0 = (M + 7) / 8; /* class 0's, the most */
+    cls->U = (int)(((rows0 + W_BM - 1) / W_BM + 1) / 2);
     return 0;
 }
 
@@ -957,9 +997,10 @@ static int wgmma_fit(cudaLaunchConfig_t *cfg, int *fit) {
 }
 
 /* C = A B on the wgmma path, 0 < K <= KCHUNK. A is read in place (by one
- * map, or by its row classes); B, where its rows are not 16-byte aligned,
- * from a padded copy. 2: nothing of C written (no scratch memory, or no
- * cluster fits; the caller takes 02's path). */
+ * map, or by its row classes where its rows are not 16-byte aligned, A
+ * itself is, and M >= 1024), else from a padded copy; B, where its rows
+ * are not 16-byte aligned, from a padded copy. 2: nothing of C written (no
+ * scratch memory, or no cluster fits; the caller takes 02's path). */
 static int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C, int64_t M, int64_t N,
                         int64_t K, cudaStream_t stream) {
     if (M > INT32_MAX - 2 * W_BM) return 2; /* a pair's second tile origin stays an int */
@@ -970,7 +1011,11 @@ static int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
         return 1;
     PFN_cuTensorMapEncodeTiled_v12000 encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
     const bool va = aligned16(A) && K % 8 == 0, vc = aligned16(C) && N % 8 == 0;
-    const int v = !va ? 2 : vc ? 0 : 1;
+    /* Row classes where each has a tile of rows (1024 and more); else a
+     * padded copy (small M, or A's base off 16 bytes: the first class's
+     * leading columns would lie before A). */
+    const bool classes = !va && aligned16(A) && M >= 8 * W_BM;
+    const int v = classes ? 2 : vc ? 0 : 1;
 
     /* Clusters of two, one block an SM (225 KiB of shared memory each), as
      * many as can be resident at once: the grid is persistent, so a cluster
@@ -989,18 +1034,23 @@ static int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
     int fit = 0;
     int rc = v == 0 ? wgmma_fit<0>(&cfg, &fit) : v == 1 ? wgmma_fit<1>(&cfg, &fit) : wgmma_fit<2>(&cfg, &fit);
     if (rc) return rc;
-    const int64_t units_m = ((M + W_BM - 1) / W_BM + 1) / 2, units = units_m * ((N + W_BN - 1) / W_BN);
-    const int64_t clusters = units < fit ? units : fit;
-    cfg.gridDim = dim3((unsigned)(clusters * W_CLUSTER), 1, 1);
-
-    __nv_bfloat16 *bp = NULL; /* B's scratch copy, NULL where B is read in place */
-    int64_t ldb = N;
-    if (!(aligned16(B) && N % 8 == 0)) rc = padded_copy(B, K, N, &bp, &ldb, stream);
     CUtensorMap map_a, map_b, map_c;
     ClassMaps cls; /* read only when v == 2 */
     memset(&map_a, 0, sizeof map_a); /* read only when v < 2 */
     memset(&map_c, 0, sizeof map_c); /* read only when v == 0 */
-    if (!rc && ((v < 2 ? make_map(&map_a, encode, A, M, K, K, W_BK, W_BM) : make_class_maps(&cls, encode, A, M, K)) ||
+    if (classes && make_class_maps(&cls, encode, A, M, K)) return 1;
+    /* v == 2: 8 U pair rows, class j's from j U on (the walk covers every
+     * class's tiles; tiles past a class's rows load zeros and store nothing). */
+    const int64_t units_m = classes ? 8 * (int64_t)cls.U : ((M + W_BM - 1) / W_BM + 1) / 2;
+    const int64_t units = units_m * ((N + W_BN - 1) / W_BN);
+    const int64_t clusters = units < fit ? units : fit;
+    cfg.gridDim = dim3((unsigned)(clusters * W_CLUSTER), 1, 1);
+
+    __nv_bfloat16 *ap = NULL, *bp = NULL; /* scratch copies, NULL where the operand is read in place */
+    int64_t lda = K, ldb = N;
+    if (!va && !classes) rc = padded_copy(A, M, K, &ap, &lda, stream);
+    if (!rc && !(aligned16(B) && N % 8 == 0)) rc = padded_copy(B, K, N, &bp, &ldb, stream);
+    if (!rc && ((v < 2 && make_map(&map_a, encode, ap ? ap : A, M, K, lda, W_BK, W_BM)) ||
                 make_map(&map_b, encode, bp ? bp : B, K, N, ldb, 64, W_BK) ||
                 (v == 0 && make_map(&map_c, encode, C, M, N, N, 64, 64))))
         rc = 1;
@@ -1012,8 +1062,9 @@ static int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
                      : cudaLaunchKernelEx(&cfg, bf16_gemm_wgmma<2>, cls, map_b, map_c, C, m, n, k, um);
         rc = KP_CUDA_OK(e) && KP_CUDA_OK(cudaGetLastError()) ? 0 : 1;
     }
-    /* Freed in stream order, after the product has read it (also when a
-     * step failed: nothing queued after the failure reads it). */
+    /* Freed in stream order, after the product has read them (also when a
+     * step failed: nothing queued after the failure reads them). */
+    if (ap && !KP_CUDA_OK(cudaFreeAsync(ap, stream))) rc = 1;
     if (bp && !KP_CUDA_OK(cudaFreeAsync(bp, stream))) rc = 1;
     return rc;
 }
