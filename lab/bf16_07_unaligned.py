@@ -149,77 +149,116 @@ def check_pad(rng):
 # ---- 2. A's row classes --------------------------------------------------
 
 
-def class_maps(A, M, K):  # the host's make_class_maps: (base, dx, rows, cols, stride bytes)
+def class_maps(A, M, K):  # the host's make_class_maps: (base, dx, rows, cols, stride bytes), U
     maps = []
     for j in range(8):
-        if M <= j:
-            maps.append(maps[0])
-            continue
         first = A + 2 * j * K
         base = first & ~15
         dx = (first - base) // 2
         maps.append((base, dx, (M - 1 - j) // 8 + 1, K + dx, 16 * K))
-    return maps
+    rows0 = cdiv(M, 8)
+    U = (cdiv(rows0, W_BM) + 1) // 2
+    return maps, U
+
+
+def unit_tile(u, units_m, tiles_n, rank, group=8):  # 06's, unchanged
+    per_group = group * tiles_n
+    first = u // per_group * group
+    rows = units_m - first if units_m - first < group else group
+    m0 = (2 * (first + u % per_group % rows) + rank) * W_BM
+    n0 = u % per_group // rows * W_BN
+    return m0, n0
+
+
+def class_of(m0, U):  # the kernel's class_of: (class row y, class j)
+    P = m0 // (2 * W_BM)
+    j = P // U
+    y = m0 - 2 * W_BM * P + 2 * W_BM * (P - j * U)
+    return y, j
+
+
+def uses_classes(M, K, off):  # the host's test
+    return not (off == 0 and K % 8 == 0) and off % 16 == 0 and M >= 8 * W_BM
 
 
 def check_classes():
     n = 0
     shapes = [(M, N, K) for (M, N, K) in CANONICAL + EDGE + QUICK + RUN if K <= KCHUNK]
+    shapes += [(1024, 256, 7), (1031, 300, 9), (2049, 520, 1), (1100, 256, 200)]
     for (M, N, K) in shapes:
-        for off in (0, 2, 6, 14):
-            A = 0x100000 + off
-            if off == 0 and K % 8 == 0:
-                continue  # A read by one map (V < 2)
-            lo_a, hi_a = A, A + 2 * M * K
-            maps = class_maps(A, M, K)
-            for (base, dx, rows, cols, stride) in maps:
-                assert base % 16 == 0 and stride % 16 == 0 and 0 <= dx < 8
-                assert rows >= 1 and cols >= 1 and stride >= 2 * cols
-                # every in-range element of the view is a byte of A
-                last = base + (rows - 1) * stride + 2 * (cols - 1)
-                assert lo_a <= base + 2 * dx and last + 2 <= hi_a, "view past A"
-            tiles_m = cdiv(M, W_BM)
-            big = M * K > 4 * 10**6
-            m_list = range(0, cdiv(tiles_m, 2) * 2 * W_BM, W_BM)  # dead rank-1 tiles included
-            if big:
-                m_list = [m for m in m_list if m < 2 * W_BM or m >= M - 2 * W_BM]
-            k_list = list(range(0, cdiv(K, W_BK) * W_BK, W_BK))
-            if big:
-                k_list = k_list[:1] + k_list[-2:]
-            for m0 in m_list:
-                for k0 in k_list:
-                    for h in range(2):
-                        for j in range(8):
-                            base, dx, rows, cols, stride = maps[j]
-                            x0, y0 = k0 + dx, m0 // 8 + 8 * h
-                            assert x0 >= dx  # the garbage columns before dx are never in a box
-                            smem_off = (8 * h + j) * 1024
-                            assert smem_off % 1024 == 0 and smem_off + 1024 <= W_BM * W_BK * 2
-                            for i in range(8):
-                                srow = smem_off // 128 + i
-                                assert srow == 64 * h + 8 * j + i
-                                y = y0 + i
-                                grow = m0 + 64 * h + 8 * i + j
-                                for c in (0, 1, 31, 62, 63):
-                                    x = x0 + c
-                                    inr = 0 <= y < rows and 0 <= x < cols
-                                    if M > j:
-                                        want = (grow, k0 + c) if grow < M and k0 + c < K else None
-                                        got = None
-                                        if inr:
-                                            addr = base + y * stride + 2 * x
-                                            assert lo_a <= addr < hi_a
-                                            e = (addr - A) // 2
-                                            got = divmod(e, K)
-                                        assert got == want, (M, K, off, m0, k0, h, j, i, c, got, want)
-                                    else:  # class 0's rows in the place of an empty class: never stored
-                                        assert grow >= M
-                    n += 1
-    # the consumer's rows: slot row sr(g) holds C row g of its 64 (V == 2)
-    for g in range(64):
-        sr = ((g & 7) << 3) | (g >> 3)
-        i, j = sr % 8, sr // 8  # slot row 8j + i
-        assert 8 * i + j == g and (((sr & 7) << 3) | (sr >> 3)) == g
+        if not uses_classes(M, K, 0):
+            assert M < 8 * W_BM or K % 8 == 0
+            continue
+        A = 0x100000
+        lo_a, hi_a = A, A + 2 * M * K
+        maps, U = class_maps(A, M, K)
+        assert maps[0][1] == 0  # A 16-byte aligned: class 0 has no leading columns
+        for (base, dx, rows, cols, stride) in maps:
+            assert base % 16 == 0 and stride % 16 == 0 and 0 <= dx < 8 and rows >= W_BM
+            last = base + (rows - 1) * stride + 2 * (cols - 1)
+            assert lo_a <= base and last + 2 <= hi_a, "view past A"
+        # the walk: every 128-row block of every class once per tile column;
+        # a pair's two tiles of one class, 128 class rows apart
+        tiles_n = cdiv(N, W_BN)
+        units_m = 8 * U
+        seen = set()
+        for u in range(units_m * tiles_n):
+            t0 = unit_tile(u, units_m, tiles_n, 0)
+            t1 = unit_tile(u, units_m, tiles_n, 1)
+            assert t0[1] == t1[1]
+            (y0, j0), (y1, j1) = class_of(t0[0], U), class_of(t1[0], U)
+            assert j0 == j1 and y1 == y0 + W_BM and 0 <= j0 < 8  # one class: one dx, one k-tile count
+            for (y, j, n0) in ((y0, j0, t0[1]), (y1, j1, t1[1])):
+                rows = maps[j][2]
+                if y >= rows:
+                    assert 8 * y + j >= M  # a dead tile: no C row
+                    continue
+                key = (j, y, n0)
+                assert key not in seen
+                seen.add(key)
+        for j in range(8):
+            assert sum(1 for (jj, y, n0) in seen if jj == j) == cdiv(maps[j][2], W_BM) * tiles_n
+        # the operands: at k-tile t, A's box (64t, y) of class j and B's rows
+        # from 64t - dx; every (row, k) of the tile met once, nothing else
+        # but products with a zero
+        big = M * K > 4 * 10**6
+        for j in range(8):
+            base, dx, rows, cols, stride = maps[j]
+            kt = cdiv(K + dx, W_BK)
+            assert W_BK * kt - dx >= K
+            ys = range(0, 2 * U * W_BM, W_BM)
+            for y in (list(ys)[:2] + list(ys)[-2:]) if big else ys:
+                ts = range(kt)
+                if big:
+                    ts = [0, 1, kt - 1]
+                met = {}
+                for t in ts:
+                    x0 = W_BK * t
+                    assert (2 * x0) % 16 == 0  # box columns 16-byte aligned, as in 06
+                    for srow in ((0, 1, 63, 64, 127) if big else range(W_BM)):
+                        vy = y + srow
+                        for c in range(W_BK):
+                            x = x0 + c
+                            k = x - dx  # B's row at this column
+                            b_zero = k < 0 or k >= K
+                            a_in = vy < rows and x < cols
+                            if a_in:
+                                addr = base + vy * stride + 2 * x
+                                assert lo_a <= addr < hi_a, "A read outside A"
+                                e = (addr - A) // 2
+                                r, kk = divmod(e, K)
+                                if k >= 0:
+                                    assert (r, kk) == (8 * vy + j, k), (M, K, j, y, t, srow, c)
+                                else:  # earlier rows' last elements (finite data of A), times zeros
+                                    assert r < 8 * vy + j and b_zero
+                            if a_in and not b_zero:
+                                key = (8 * vy + j, k)
+                                assert key not in met
+                                met[key] = 1
+                if not big:
+                    want = {(8 * vy + j, k) for vy in range(y, min(y + W_BM, rows)) for k in range(K)}
+                    assert set(met) == want, (M, K, j, y)
+                n += 1
     return n
 
 
@@ -231,7 +270,14 @@ def slot_write_addr(warp, lane, jj, h):  # 06's quarter write: (byte in slot, sl
     return r * 128 + ((jj ^ (r & 7)) << 4) + (lane % 4) * 4, r, 8 * jj + 2 * (lane % 4)
 
 
-def epilogue_tile(V, M, N, C, m0, n0, cw, value, out):
+def crow(V, m0, cw, g, U):  # the C row of slot row g: the kernel's r
+    if V == 2:
+        cy, cj = class_of(m0, U)
+        return 8 * (cy + cw * 64 + g) + cj
+    return m0 + cw * 64 + g
+
+
+def epilogue_tile(V, M, N, C, m0, n0, cw, value, out, U=0):
     """One consumer warpgroup's 64x256 through the staged path: fills out[(r, c)]."""
     slot = {}
     for q in range(4):
@@ -242,10 +288,10 @@ def epilogue_tile(V, M, N, C, m0, n0, cw, value, out):
                 for jj in range(8):
                     for h in range(2):
                         addr, r, c = slot_write_addr(warp, lane, jj, h)
-                        grow_local = ((r & 7) << 3) | (r >> 3) if V == 2 else r  # the A row it multiplied
+                        grow = crow(V, m0, cw, r, U)  # the A row slot row r multiplied
                         col = n0 + 64 * q + c
-                        v0 = value(m0 + 64 * cw + grow_local, col)
-                        v1 = value(m0 + 64 * cw + grow_local, col + 1)
+                        v0 = value(grow, col)
+                        v1 = value(grow, col + 1)
                         slot[addr] = v0 | (v1 << 16)
         c0 = n0 + 64 * q
         lim = N - c0
@@ -254,10 +300,10 @@ def epilogue_tile(V, M, N, C, m0, n0, cw, value, out):
         for warp in range(4):
             for i in range(16):
                 g = warp * 16 + i
-                r = m0 + cw * 64 + g
+                r = crow(V, m0, cw, g, U)
                 if r >= M:
                     break
-                sr = ((g & 7) << 3) | (g >> 3) if V == 2 else g
+                sr = g
                 w = []
                 banks = set()
                 for lane in range(32):
@@ -305,19 +351,32 @@ def check_epilogue():
              (4097, 4095), (130, 300), (8, 8)]
     for (M, N) in cases:
         tiles_m, tiles_n = cdiv(M, W_BM), cdiv(N, W_BN)
-        # the tiles at the edges (last row and column of tiles, the dead
-        # rank-1 tile of an odd tiles_m) and the first
-        ms = sorted({0, (tiles_m - 1) * W_BM, tiles_m * W_BM if tiles_m % 2 else 0})
         ns = sorted({0, (tiles_n - 1) * W_BN})
         for V in (1, 2):
+            if V == 1:
+                U = 0
+                # the edges (last row and column of tiles, the dead rank-1 tile
+                # of an odd tiles_m) and the first
+                tiles = [(m0, None) for m0 in sorted({0, (tiles_m - 1) * W_BM, tiles_m * W_BM if tiles_m % 2 else 0})]
+            else:
+                if M < 8 * W_BM:
+                    continue
+                U = (cdiv(cdiv(M, 8), W_BM) + 1) // 2
+                # per class: its first pair and its last (dead tiles included)
+                tiles = []
+                for j in range(8):
+                    for p in (0, U - 1):
+                        for rank in range(2):
+                            tiles.append(((2 * (j * U + p) + rank) * W_BM, None))
             for off in (0, 2, 4, 6, 8, 14):
                 C = 0x200000 + off
-                for m0 in ms:
+                for (m0, _) in tiles:
                     for n0 in ns:
                         out = {}
                         for cw in range(2):
-                            epilogue_tile(V, M, N, C, m0, n0, cw, value, out)
-                        want = {(r, c) for r in range(m0, min(m0 + W_BM, M)) for c in range(n0, min(n0 + W_BN, N))}
+                            epilogue_tile(V, M, N, C, m0, n0, cw, value, out, U)
+                        rows = {crow(V, m0, cw, g, U) for cw in range(2) for g in range(64)}
+                        want = {(r, c) for r in rows if r < M for c in range(n0, min(n0 + W_BN, N))}
                         assert set(out) == want, (V, M, N, off, m0, n0, len(out), len(want))
                         for (r, c), v in out.items():
                             assert v == value(r, c), (V, M, N, off, r, c)
