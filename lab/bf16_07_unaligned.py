@@ -10,18 +10,21 @@
 #     word selects, funnel shift, masks), and no load touches a 16-byte
 #     granule without a byte of the source; the skipped second load is
 #     never needed;
-#  2. A's row classes: the eight tensor maps (base at the 16-byte boundary
-#     at or below row j's first element, dx[j], rows, columns K + dx[j],
-#     stride 16 K bytes) pass the copy engine's rules (base 16-byte aligned,
-#     stride a multiple of 16); a box (x = k0 + dx[j], y = m0/8 + 8h, 64 x 8)
-#     reads only bytes of A, and every in-range element is A[8y + j][x - dx];
-#     for every tile (m0, k0) of the op's shapes the 16 boxes put A row
-#     m0 + 64h + 8i + j (zeros past M and K) at shared row 64h + 8j + i, at
-#     the 1024-byte offsets the producer uses; classes with no row (M <= j)
-#     load only rows no store writes;
+#  2. A's row classes (A 16-byte aligned, K % 8 != 0, M >= 1024): the
+#     eight tensor maps (base at the 16-byte boundary at or below row j's
+#     first element, dx[j], rows, columns K + dx[j], stride 16 K bytes) pass
+#     the copy engine's rules and read only bytes of A; the unit walk over
+#     8 U pair rows (06's unit_tile, then class_of) takes every 128-row
+#     block of every class once per tile column, a pair's two tiles of one
+#     class; at every k-tile t the A box (columns 64t, 16-byte aligned) and
+#     B's rows from 64t - dx[j] meet every (row, k) of the tile exactly once
+#     and every other product has a zero factor (B's rows before 0 or past
+#     K, A's columns past the view); the leading columns are earlier rows'
+#     elements of A (finite), never bytes outside A;
 #  3. the staged C store: the consumer's four-byte writes of a quarter, the
-#     barrier, the read-back of slot row sr(g) (g's transpose in 8x8 for
-#     V == 2) and the warp's row stores (four bytes at four-byte boundaries,
+#     barrier, the read-back of slot row g, whose C row is the A row that
+#     shared row 64cw + g holds (8 (y + 64cw + g) + j for V == 2), and the
+#     warp's row stores (four bytes at four-byte boundaries,
 #     the lone first and last elements of odd rows) write every element of
 #     C with r < M, c < N exactly once with its own value and nothing else,
 #     for tiles at every edge, C at every even offset, N odd and even; each
@@ -177,6 +180,13 @@ def class_of(m0, U):  # the kernel's class_of: (class row y, class j)
     return y, j
 
 
+def smem_row_a(V, m0, srow, U):  # the A row (so the C row) shared row srow of the tile at m0 holds
+    if V == 2:
+        y, j = class_of(m0, U)
+        return 8 * (y + srow) + j  # row y + srow of class j's view
+    return m0 + srow
+
+
 def uses_classes(M, K, off):  # the host's test
     return not (off == 0 and K % 8 == 0) and off % 16 == 0 and M >= 8 * W_BM
 
@@ -249,6 +259,9 @@ def check_classes():
                                 r, kk = divmod(e, K)
                                 if k >= 0:
                                     assert (r, kk) == (8 * vy + j, k), (M, K, j, y, t, srow, c)
+                                    if y < 2 * U * W_BM:
+                                        m0 = (2 * (j * U + y // (2 * W_BM)) + y // W_BM % 2) * W_BM
+                                        assert class_of(m0, U) == (y, j) and smem_row_a(2, m0, srow, U) == r
                                 else:  # earlier rows' last elements (finite data of A), times zeros
                                     assert r < 8 * vy + j and b_zero
                             if a_in and not b_zero:
@@ -288,7 +301,7 @@ def epilogue_tile(V, M, N, C, m0, n0, cw, value, out, U=0):
                 for jj in range(8):
                     for h in range(2):
                         addr, r, c = slot_write_addr(warp, lane, jj, h)
-                        grow = crow(V, m0, cw, r, U)  # the A row slot row r multiplied
+                        grow = smem_row_a(V, m0, 64 * cw + r, U)  # the A row slot row r multiplied
                         col = n0 + 64 * q + c
                         v0 = value(grow, col)
                         v1 = value(grow, col + 1)
@@ -392,13 +405,17 @@ def bytes_4095():
     b_read = 2 * K * N
     b_write = 2 * K * cdiv(N, 8) * 8
     a_06 = 2 * M * K + 2 * M * cdiv(K, 8) * 8  # 06 padded A too
-    # a 128-byte box row at a 2-byte offset: sectors (32 bytes) it touches, averaged over the offsets
-    sectors = sum(cdiv(o + 128, 32) for o in range(0, 32, 2)) / 16
+    # A's box rows: 128 bytes at 16-byte boundaries (class rows 16 K = 16 mod 32 bytes apart):
+    # 32-byte sectors touched, over the rows of a class
+    maps, U = class_maps(0x100000, M, K)
+    starts = [(maps[j][0] + y * maps[j][4]) % 32 for j in range(8) for y in range(64)]
+    sectors = sum(cdiv(o + 128, 32) for o in starts) / len(starts)
+    kts = [cdiv(K + maps[j][1], W_BK) for j in range(8)]
     copy_rate = 4.26e12
     print("4. 4095^3: B's padded copy %.1f MB read + %.1f MB written = %.1f us at 4.26 TB/s (06: %.1f us more for A);"
-          " A's box rows touch %.2f sectors for 4 (%.0f%% more A bytes from L2)"
-          % (b_read / 1e6, b_write / 1e6, (b_read + b_write) / copy_rate * 1e6, a_06 / copy_rate * 1e6, sectors,
-             (sectors / 4 - 1) * 100))
+          " A's box rows touch %.2f sectors for 4 (%.1f%% more A bytes from L2); k-tiles per class %s (%.2f%% more"
+          " than 64)" % (b_read / 1e6, b_write / 1e6, (b_read + b_write) / copy_rate * 1e6, a_06 / copy_rate * 1e6,
+                         sectors, (sectors / 4 - 1) * 100, kts, (sum(kts) / 8 / 64 - 1) * 100))
 
 
 def main():

@@ -1,53 +1,62 @@
-/* matmul bf16, cuda, 07 row classes: 06 with operands and C whose rows are
- * not 16-byte aligned handled without 06's padded copy of A and its
- * one-element C stores.
+/* matmul bf16, cuda, 07 row classes: 06 with A's unaligned rows read in
+ * place, as eight row classes the copy engine can take, B's padded by a
+ * vector copy, and unaligned C stored by whole warps along rows.
  * Over 06 (06's path unchanged where A's and C's rows are 16-byte aligned:
  * the same PTX, so the same bits and times at 4096^3, 8192^3 and
  * 8192x1024x8192):
- *  1. A is read in place. Rows j, j + 8, j + 16, ... of A (row class j)
- *     lie 16 K bytes apart, a stride the copy engine takes for any K; each
- *     class gets a tensor map whose base is the 16-byte boundary at or
- *     below row j's first element, dx[j] < 8 elements before it, and boxes
- *     start at column k0 + dx[j]. A 128-row A tile is 16 boxes of 64 x 8
- *     (class j, half h), each one 1024-byte swizzle atom at shared row
- *     64h + 8j: shared row 64h + 8j + i holds A row m0 + 64h + 8i + j, so
- *     a consumer warpgroup still holds 64 consecutive rows of C, transposed
- *     in 8x8, and the epilogue reads slot row 8(g % 8) + g / 8 for C row g.
- *     06 padded A first: 33.5 MB read + 33.5 MB written at 4095^3
- *     (15.7 us at the copy rate, more with 06's two-byte loads).
- *  2. B, where its rows are not aligned, is still padded (its rows are
- *     the k of the product: a class permutation of them would need the
- *     same permutation of A's columns), by a copy that reads 16-byte
- *     vectors: a thread loads the aligned granule holding its chunk's first
- *     element and, where needed, the next, and shifts by the chunk's offset
- *     (word selects and a funnel shift); a warp's loads are consecutive
- *     granules, every byte comes from DRAM once. 33.5 MB + 33.5 MB at
- *     4095^3: 15.7 us at 4.26 TB/s. One scratch (the pool keeps it).
- *  3. C whose rows are not 16-byte aligned goes through 06's shared-memory
- *     slots (the same conflict-free writes), and each warp then stores 16
- *     rows of a 64x64 quarter, a row an instruction: lane l four bytes at
- *     a four-byte boundary (rows starting at an odd element: a funnel
- *     shift with the next lane's word, the first and last elements alone),
- *     128 contiguous bytes a warp store. 06 stored from registers, 128
- *     two-byte stores a thread a tile, each warp store touching 8 rows.
- *     A TMA store into an aligned scratch C and an unpad copy would move
- *     another 33.5 MB written + read + written (~16 us) at 4095^3.
+ *  1. A is read in place where its rows are not 16-byte aligned (A itself
+ *     aligned, M >= 1024). Rows j, j + 8, j + 16, ... of A (row class j)
+ *     lie 16 K bytes apart, a stride the copy engine takes for any K; class
+ *     j's tensor map starts at the 16-byte boundary at or below row j's
+ *     first element, dx[j] < 8 elements before it. A tile is 128 rows of
+ *     one class (C rows 8 apart), read at box columns 64t as in 06 (box
+ *     starts stay 16-byte aligned); its B rows start at 64t - dx[j], so
+ *     both operands carry k = 64t + c - dx[j] at c, the dx[j] leading
+ *     columns (earlier rows' elements) meet B rows before 0 (zeros), and a
+ *     class runs ceil((K + dx[j]) / 64) k-tiles. A pair is two tiles of one
+ *     class, so both CTAs shift the multicast B alike. The unit walk is
+ *     06's over 8 U pair rows (U per class). 06 padded A first: 33.5 MB
+ *     read + 33.5 MB written at 4095^3 (15.7 us at the copy rate, more
+ *     with 06's two-byte loads). Small M or an unaligned A keep the padded
+ *     copy (by the vector copy of 2).
+ *  2. B, where its rows are not aligned, is still padded (its rows are the
+ *     k of the product: a per-class shift of them would need the same of
+ *     A's columns), by a copy that reads 16-byte vectors: a thread loads
+ *     the aligned granule holding its chunk's first element and, where
+ *     needed, the next, and shifts by the chunk's offset (word selects and
+ *     a funnel shift); a warp's loads are consecutive granules, every byte
+ *     comes from DRAM once. 33.5 MB + 33.5 MB at 4095^3: 15.7 us at
+ *     4.26 TB/s.
+ *  3. C whose rows are not 16-byte aligned (and every tile of a row class)
+ *     goes through 06's shared-memory slots (the same conflict-free
+ *     writes), and each warp then stores 16 rows of a 64x64 quarter, a row
+ *     an instruction: lane l four bytes at a four-byte boundary (rows
+ *     starting at an odd element: a funnel shift with the next lane's
+ *     word, the first and last elements alone), 128 contiguous bytes a warp
+ *     store. 06 stored from registers, 128 two-byte stores a thread a
+ *     tile, each warp store touching 8 rows. A TMA store into an aligned
+ *     scratch C and an unpad copy would move another 33.5 MB written, read
+ *     and written again (~16 us at 4095^3); box starts at odd elements are
+ *     not an option (the copy engine wants them 16-byte aligned).
  *  Everything else is 06's: tiles, clusters and multicast of B, ring
  *  protocol, 02 for K > 8192. ptxas: 168 registers a thread, no spills,
  *  for each of the three variants (0: 06's; 1: staged C; 2: row classes
- *  and staged C); pad_rows 32 registers; 230464 bytes of shared memory.
- *  lab/bf16_07_unaligned.py checks the realignment, the row-class maps and
- *  the staged store (every element once, zeros past the ends) on the CPU.
- *  Each element of C is the same wgmma chain over k as in 06.
+ *  and staged C), the producer within 15 registers of its 40; pad_rows 32
+ *  registers; 230464 bytes of shared memory. lab/bf16_07_unaligned.py
+ *  checks the realignment, the row-class walk and operand pairing, and the
+ *  staged store (every element once, zeros past the ends) on the CPU.
+ *  Each element of C is the same wgmma chain over k as in 06 where A's
+ *  rows are aligned; with row classes its k16 groups start dx[j] earlier.
  *
  * Prediction (before any run; 06 on the H200: 278.7 us at 4095^3, 183.9 us
- * at 4096^3): at 4095^3 the padded product costs about 4096^3's time, plus
- * 0-2% for A's 16 boxes a k-step (each 128-byte row at a 2-byte offset
- * touches 4.94 sectors for 4: 23% more A bytes from L2, ~12% more L2
- * reads), plus 1-3 us for the staged C store, plus 17-19 us for B's copy
- * (15.7 at the copy rate, the launch and its tail): 200-210 us
- * (655-690 TFLOP/s, 4.3-4.5x cuBLAS), under torch.compile's ~227 us; the
- * aligned shapes within 1% of 06; PASS on every shape.
+ * at 4096^3): at 4095^3 the product costs 4096^3's time, plus 1.2% for
+ * the extra k-tile of six classes (64.75 k-tiles a tile on average), plus
+ * 0-1% for A's box rows at 16-byte (not 32-byte) boundaries (4.5 sectors
+ * for 4: 12.5% more A bytes from L2, ~6% more L2 reads), plus 1-3 us for
+ * the staged C store, plus 17-19 us for B's copy (15.7 at the copy rate,
+ * the launch and its tail): 205-212 us (650-670 TFLOP/s, 4.3-4.4x
+ * cuBLAS), under torch.compile's ~227 us; the aligned shapes within 1% of
+ * 06; PASS on every shape.
  * measured: not yet (lab/runs/matmul-bf16-07.sh runs it).
  * kproof-best: no (not the baseline for others until it PASSes on the H200)
  */
@@ -372,7 +381,8 @@ static int launch(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
 
 /* ======================================================================
  * 07: the wgmma path on 2-CTA clusters (every shape with 0 < K <= KCHUNK;
- * A read in place, B from a padded copy where its rows are not aligned)
+ * A read in place or by row classes, else from a padded copy; B from a
+ * padded copy where its rows are not aligned)
  * ====================================================================== */
 
 #include <cuda.h> /* CUtensorMap and its enums only: the encoder comes through the runtime */
