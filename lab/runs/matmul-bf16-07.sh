@@ -4,9 +4,8 @@
 # C whose rows are not 16-byte aligned staged through shared memory and
 # stored a row a warp instruction) on every shape of the op and on partial
 # and unaligned shapes, then 06 and 07 timed at the canonical shapes
-# against cuBLAS
-# (interleaved in the same eval). Not yet run; the prediction is in the
-# kernel's header.
+# against cuBLAS (interleaved in the same eval). Not yet run; the
+# prediction is in the kernel's header.
 # The extra shapes: K, N and M all odd (4095x4097x61, 1021x1031x1039,
 # 4097x4095x4095: A by row classes, a short last class tile, B padded, C
 # rows at odd elements; 1021 rows: A padded), C's rows 4-byte aligned only

@@ -694,8 +694,8 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
             for (int u = (int)cluster_reg(1); u < units; u += (int)cluster_reg(2)) {
                 int m0, n0;
                 unit_tile(u, units_m, tiles_n, cluster_reg(0), m0, n0);
-                int y, dx, j;
-                const CUtensorMap *ma = class_of(map_a, m0, y, dx, j);
+                int y, dx, cls;
+                const CUtensorMap *ma = class_of(map_a, m0, y, dx, cls);
                 const int kt = (K + dx + W_BK - 1) / W_BK;
 #pragma unroll 1
                 for (int t = 0; t < kt; t++, it++) {
