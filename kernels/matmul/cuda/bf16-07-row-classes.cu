@@ -624,6 +624,10 @@ static __device__ __forceinline__ void release_stage(uint32_t bar, int lane) {
  * rows of one class (C rows 8 apart), a pair two adjacent tiles of one
  * class, so both CTAs shift B alike; pair row P is class P / U, pair P % U
  * of it. */
+/* 0: A padded wherever its rows are not aligned (07's other changes kept),
+ * to tell the row classes' share of a measurement from the rest. */
+#define W_ROW_CLASSES 1
+
 struct ClassMaps {
     CUtensorMap m[8];
     int dx[8];
@@ -1024,7 +1028,7 @@ static int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
     /* Row classes where each has a tile of rows (1024 and more); else a
      * padded copy (small M, or A's base off 16 bytes: the first class's
      * leading columns would lie before A). */
-    const bool classes = !va && aligned16(A) && M >= 8 * W_BM;
+    const bool classes = W_ROW_CLASSES && !va && aligned16(A) && M >= 8 * W_BM;
     const int v = classes ? 2 : vc ? 0 : 1;
 
     /* Clusters of two, one block an SM (225 KiB of shared memory each), as
