@@ -9,7 +9,9 @@
 # the host compiler's pass over the host half, the fat binary and the
 # link: half of an object build's CPU (kernels/layernorm/cuda: 85 CPU-s
 # as objects, 42 as device images on a 2-core host); gcc on the host half
-# seldom rejects what the front end accepted. The compiler's output is
+# seldom rejects what the front end accepted, but what only the host
+# half sees is not checked: code behind #ifndef __CUDA_ARCH__, host inline
+# asm, host intrinsics. The compiler's output is
 # shown for the files that fail.
 # It is a test rather than a build step so that it runs beside the
 # integration tests, which spend much of their time waiting on workers,

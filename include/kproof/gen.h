@@ -108,7 +108,7 @@ KP_HD float kp_bf16_bits_to_f32(uint16_t h) {
  * elements (a multiple of the period) are then rewritten one by one. */
 #if !defined(__CUDACC__) && defined(__SSE2__)
 #include <emmintrin.h>
-static inline void kp_gen__mulhilo4(__m128i a, __m128i m, __m128i *lo, __m128i *hi) {
+static inline void kp_gen_mulhilo4_(__m128i a, __m128i m, __m128i *lo, __m128i *hi) {
     __m128i e = _mm_mul_epu32(a, m);                       /* lanes 0, 2: 64-bit products */
     __m128i o = _mm_mul_epu32(_mm_srli_epi64(a, 32), m);   /* lanes 1, 3 */
     __m128i el = _mm_shuffle_epi32(e, _MM_SHUFFLE(3, 1, 2, 0));
@@ -117,7 +117,7 @@ static inline void kp_gen__mulhilo4(__m128i a, __m128i m, __m128i *lo, __m128i *
     *hi = _mm_unpackhi_epi32(el, ol);
 }
 /* Eight values from index i0 (period ignored: the caller's). */
-static inline void kp_gen__eight(const kp_gen *g, uint64_t seed, uint32_t stream, uint64_t i0, float *out) {
+static inline void kp_gen_eight_(const kp_gen *g, uint64_t seed, uint32_t stream, uint64_t i0, float *out) {
     __m128i c0[2], c1[2], c2[2], c3[2];
     for (int h = 0; h < 2; h++) {
         uint64_t a = i0 + 4 * (uint64_t)h;
@@ -133,8 +133,8 @@ static inline void kp_gen__eight(const kp_gen *g, uint64_t seed, uint32_t stream
         __m128i K0 = _mm_set1_epi32((int)k0), K1 = _mm_set1_epi32((int)k1);
         for (int h = 0; h < 2; h++) {
             __m128i lo0, hi0, lo1, hi1;
-            kp_gen__mulhilo4(c0[h], m0, &lo0, &hi0);
-            kp_gen__mulhilo4(c2[h], m1, &lo1, &hi1);
+            kp_gen_mulhilo4_(c0[h], m0, &lo0, &hi0);
+            kp_gen_mulhilo4_(c2[h], m1, &lo1, &hi1);
             __m128i n0 = _mm_xor_si128(_mm_xor_si128(hi1, c1[h]), K0);
             __m128i n2 = _mm_xor_si128(_mm_xor_si128(hi0, c3[h]), K1);
             c1[h] = lo1;
@@ -173,18 +173,19 @@ static inline void kp_gen_run(const kp_gen *g, uint64_t seed, uint32_t stream, u
     float v8[8];
     for (; i + 8 <= n; i += 8) {
         if (out16) {
-            kp_gen__eight(g, seed, stream, begin + (uint64_t)i, v8);
+            kp_gen_eight_(g, seed, stream, begin + (uint64_t)i, v8);
             for (int j = 0; j < 8; j++) out16[i + j] = kp_f32_to_bf16_bits(v8[j]);
         } else {
-            kp_gen__eight(g, seed, stream, begin + (uint64_t)i, out + i);
+            kp_gen_eight_(g, seed, stream, begin + (uint64_t)i, out + i);
         }
     }
     if (g->period > 0 && i > 0) { /* the spikes among the first i, one by one */
-        uint64_t p = (uint64_t)g->period, end = begin + (uint64_t)i;
-        for (uint64_t k = (begin + p - 1) / p * p; k < end; k += p) {
-            float v = kp_gen_value(g, seed, stream, k);
-            if (out16) out16[k - begin] = kp_f32_to_bf16_bits(v);
-            else out[k - begin] = v;
+        /* offsets from begin, so no index past 2^64 is ever formed */
+        uint64_t p = (uint64_t)g->period;
+        for (uint64_t j = (p - begin % p) % p; j < (uint64_t)i; j += p) {
+            float v = kp_gen_value(g, seed, stream, begin + j);
+            if (out16) out16[j] = kp_f32_to_bf16_bits(v);
+            else out[j] = v;
         }
     }
 #endif

@@ -61,7 +61,7 @@
  * about 4.0x cuBLAS's 919 us there), 15-22 us above the prediction; where
  * they went is not measured (the B copy, the staged store and the extra
  * k-tiles have no times of their own); 4096^3, 8192^3 and 8192x1024x8192 the
- * same as 06 in the same run (1.00x, 1.00x, 0.98x cuBLAS); PASS on the
+ * same as 06 in the same run (06: 1.00x, 1.01x, 0.99x cuBLAS); PASS on the
  * op's 14 shapes and 16 more, row classes included
  * (results/2026-12-03-h200-378b096/matmul-bf16-07).
  */
