@@ -77,6 +77,7 @@ __global__ void lab_flush(const float4 *p, long long n, float *sink) {
 /* ---- the tracer's load, as kproof's worker puts it on the process ------- */
 
 static unsigned long long g_records, g_api; /* what the callbacks saw */
+static long g_last_tid;                     /* the worker notes each call's thread: so does this */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void CUPTIAPI buf_requested(uint8_t **buf, size_t *size, size_t *max_records) {
@@ -99,7 +100,8 @@ static void CUPTIAPI on_api(void *, CUpti_CallbackDomain, CUpti_CallbackId, cons
     const CUpti_CallbackData *cd = (const CUpti_CallbackData *)data;
     long tid = syscall(SYS_gettid);
     pthread_mutex_lock(&g_mu);
-    if (cd->callbackSite == CUPTI_API_ENTER && tid > 0) g_api++;
+    if (cd->callbackSite == CUPTI_API_ENTER) g_api++;
+    g_last_tid = tid;
     pthread_mutex_unlock(&g_mu);
 }
 
@@ -213,7 +215,7 @@ int main(int argc, char **argv) {
     if (trace && *trace && strcmp(trace, "off")) {
         CK(cudaDeviceSynchronize());
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        printf("trace %s: %llu records, %llu API calls seen\n", trace, g_records, g_api);
+        printf("trace %s: %llu records, %llu API calls seen (the last from thread %ld)\n", trace, g_records, g_api, g_last_tid);
     }
     /* the first call loads the module: left out */
     qsort(t + 1, calls - 1, sizeof(float), cmp_float);
