@@ -38,7 +38,7 @@ kernels/<op>/torch_baseline.py (fn(shape) -> the callable, inputs(shape,
 dtype, gen) -> its arguments). An op without that file has no torch
 baseline; --plan prints the rows a run would time, without torch.
 
-    python3 bench/torch_baselines.py --out results.json [--ops softmax,layernorm] [--kernels]
+    python3 bench/torch_baselines.py --out results.json [--ops softmax,layernorm] [--dtypes bf16,f32] [--kernels]
                                      [--kproof build/kproof]
     python3 bench/torch_baselines.py --plan
 """
@@ -181,6 +181,7 @@ def main():
     ap.add_argument("--plan", action="store_true", help="print the rows a run would time, and stop (no torch)")
     ap.add_argument("--budget", type=float, default=3.0)
     ap.add_argument("--modes", default="eager,compile,max-autotune")
+    ap.add_argument("--dtypes", default="", help="comma list of dtypes, in the order to time them (default: the registry's)")
     ap.add_argument("--kernels", action="store_true",
                     help="after each row's timing, profile one call and record the kernels it launched")
     args = ap.parse_args()
@@ -194,9 +195,17 @@ def main():
     for op in ops:
         if op not in with_torch:
             ap.error("no torch baseline for '%s' (ops with one: %s)" % (op, ",".join(with_torch)))
+    dts = [d for d in args.dtypes.split(",") if d]
+    for dt in dts:
+        if all(dt != d for op in ops for d, _ in fams[op]):
+            ap.error("no op in '%s' has dtype '%s'" % (",".join(ops), dt))
+
+    def by_dtype(groups):  # the registry's (dtype, shapes) groups, filtered and ordered by --dtypes
+        return [g for dt in dts for g in groups if g[0] == dt] if dts else groups
+
     if args.plan:
         for op in ops:
-            for dt, shapes in fams[op]:
+            for dt, shapes in by_dtype(fams[op]):
                 for shape, one, fl in shapes:
                     print(json.dumps({"op": op, "dtype": dt, "shape": list(shape), "min_bytes": one, "flops": fl}))
         return 0
@@ -215,7 +224,7 @@ def main():
     rows = []
     for op in ops:
         mod = load_baseline(op)
-        for dt, shapes in fams[op]:
+        for dt, shapes in by_dtype(fams[op]):
             for shape, one, fl in shapes:
                 nsets = max(8, math.ceil(3 * l2 / one))
                 nsets = min(nsets, 32)

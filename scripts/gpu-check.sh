@@ -19,7 +19,8 @@
 # KP_CORRECT_ARGS adds its eval arguments (e.g. --shape,2x20480: shapes
 # added to an op after its older kernels were checked);
 # KP_DEMO_ARGS, KP_DEMO_TIMEOUT, KP_TORCH_OPS (default: every op with a torch
-# baseline, bench/torch_baselines.py), KP_TORCH_BUDGET (seconds per
+# baseline, bench/torch_baselines.py), KP_TORCH_DTYPES (default: all, in the
+# registry's order; a list also sets the order), KP_TORCH_BUDGET (seconds per
 # mode and shape), KP_TORCH_TIMEOUT, KP_TORCH_KERNELS (non-empty: record the
 # kernels each torch mode launched; such a run's torch times explain, they
 # are not a table of record), KP_INIT_BUDGET,
@@ -251,7 +252,7 @@ stage_torch() {
   needs_gpu torch || return 0
   stamp "torch baselines"
   PYTHONUNBUFFERED=1 timeout "${KP_TORCH_TIMEOUT:-900}" python3 bench/torch_baselines.py --out "$R/torch.json" \
-    --kproof "$K" ${KP_TORCH_OPS:+--ops "$KP_TORCH_OPS"} --budget "${KP_TORCH_BUDGET:-3}" \
+    --kproof "$K" ${KP_TORCH_OPS:+--ops "$KP_TORCH_OPS"} ${KP_TORCH_DTYPES:+--dtypes "$KP_TORCH_DTYPES"} --budget "${KP_TORCH_BUDGET:-3}" \
     ${KP_TORCH_KERNELS:+--kernels} >"$R/torch.log" 2>&1
   echo "torch exit $?"; tail -3 "$R/torch.log"
 }
