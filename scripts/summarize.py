@@ -108,10 +108,12 @@ def timing_table(out, title, files, copy_gbs, best):
 
 # The project's matmul targets: (dtype, shape) -> the fraction of cuBLAS
 # the project's best must reach in its own eval (cuBLAS interleaved), or
-# "compile" where the target is torch.compile's time in the same run.
+# "compile" where the target is the faster of torch.compile's two modes
+# (default and max-autotune) in the same run.
 MATMUL_TARGETS = {
-    ("f32", (4096, 4096, 4096)): 1.0, ("f32", (8192, 8192, 8192)): 1.0, ("f32", (4095, 4095, 4095)): 1.0,
-    ("bf16", (4096, 4096, 4096)): 0.95, ("bf16", (8192, 8192, 8192)): 0.95, ("bf16", (4095, 4095, 4095)): "compile",
+    ("f32", (4096, 4096, 4096)): 2.0, ("f32", (8192, 8192, 8192)): 2.0, ("f32", (4095, 4095, 4095)): 1.5,
+    ("bf16", (4096, 4096, 4096)): 1.05, ("bf16", (8192, 8192, 8192)): 1.05, ("bf16", (8192, 1024, 8192)): 1.0,
+    ("bf16", (4095, 4095, 4095)): "compile",
 }
 
 
@@ -132,9 +134,11 @@ def matmul_table(out, best, torch_rows):
     if not keys:
         return
     out.append("\n## Best project matmul vs cuBLAS (interleaved in the same eval)\n")
-    out.append("Targets: fp32 at least cuBLAS at 4096^3, 8192^3 and 4095^3; bf16 at least 0.95x cuBLAS "
-               "at 4096^3 and 8192^3 and at least torch.compile at 4095^3 (torch on its device time); none at "
-               "8192x1024x8192. A kernel whose timing never settled (\"~\") is not counted.\n")
+    out.append("Targets (met when the whole 95% interval clears them): fp32 (fp32-level error) at least 2.0x "
+               "cuBLAS SGEMM at 4096^3 and 8192^3 and 1.5x at 4095^3; bf16 at least 1.05x cuBLAS at 4096^3 and "
+               "8192^3, 1.0x at 8192x1024x8192, and faster than torch.compile (the faster of its default and "
+               "max-autotune modes, on their device time) at 4095^3. A kernel whose timing never settled (\"~\") "
+               "is not counted.\n")
     out.append("| dtype | shape | project best | TFLOP/s | cuBLAS | best / cuBLAS [95% CI] | target |")
     out.append("| --- | --- | --- | --- | --- | --- | --- |")
     for key in keys:
@@ -148,7 +152,9 @@ def matmul_table(out, best, torch_rows):
         elif name.endswith("~"):
             met = "not met (the timing never settled)"
         elif need == "compile":
-            comp = (torch_rows.get(("matmul", dt, shape)) or {}).get("compile")
+            modes = torch_rows.get(("matmul", dt, shape)) or {}
+            comp = min((modes[m] for m in ("compile", "max-autotune") if m in modes),
+                       key=lambda r: r["median_s"], default=None)
             if not comp:
                 met = "not judged (no torch.compile time in this run)"
             else:
