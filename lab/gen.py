@@ -819,3 +819,10 @@ for tag, blk in (("37-lab-smemrsq", 256), ("36-lab-smem16", 512), ("35-lab-smem4
             (("/* ---- rows over 32768 elements", SMEM_T + "/* ---- rows over 32768 elements", 1),
              (C1K, f"    if (VEC == 8 && cols == 1024) {{\n        layernorm_smem1k<{blk}><<<(unsigned)((rows + {blk // 32 - 1}) / {blk // 32}), {blk}, 0, stream>>>(x, w, b, y, rows);\n"
                    "        KP_TRY(cudaGetLastError());\n        return 0;\n    }\n" + C1K, 1)))
+# matmul bf16 08 with the last partial round split wherever it leaves a
+# cluster idle (W_SPLIT_MIN 1): the split's fixed costs against the 7
+# k-tiles it saves at 4096^3 and 8192x1024x8192 on 66 clusters, where 08
+# keeps 07's walk (lab/runs/matmul-bf16-08.sh times it).
+variant("kernels/matmul/cuda/bf16-08-stream-k.cu", "kernels/matmul/cuda/bf16-35-lab-splitall.cu",
+        "LAB 35-lab-splitall: 08 splitting every last partial round (W_SPLIT_MIN 1).",
+        (("#define W_SPLIT_MIN 16\n", "#define W_SPLIT_MIN 1\n", 1),))
