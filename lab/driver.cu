@@ -94,8 +94,10 @@ static void CUPTIAPI buf_completed(CUcontext, uint32_t, uint8_t *buf, size_t, si
         g_records++;
         if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
-            if (k->registersPerThread > g_regs) g_regs = k->registersPerThread;
-            if (k->staticSharedMemory + k->dynamicSharedMemory > g_smem) g_smem = k->staticSharedMemory + k->dynamicSharedMemory;
+            const bool own = k->name && strstr(k->name, "lab_"); /* the driver's own fill and flush */
+            if (!own && k->registersPerThread > g_regs) g_regs = k->registersPerThread;
+            if (!own && k->staticSharedMemory + k->dynamicSharedMemory > g_smem)
+                g_smem = k->staticSharedMemory + k->dynamicSharedMemory;
         }
         pthread_mutex_unlock(&g_mu);
     }
