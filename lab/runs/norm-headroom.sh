@@ -112,18 +112,19 @@ log "B: screen exit $?"
 [ -s "$OUT/screen.txt" ] || cp "$LAB_DIR/screen-raw.txt" "$OUT/screen-raw-partial.txt" 2>/dev/null
 pack
 
-# The two best by the screen: the sum over shapes of median / 02's median.
-best=$(python3 - "$OUT/screen.txt" <<'PY' 2>>"$OUT/steps.txt"
-import sys, collections
-t = collections.defaultdict(dict)
+# The two best by the screen: the sum over shapes of median / 02's median
+# (from every round that ran, should the screen have been cut short).
+best=$(python3 - "$LAB_DIR/screen-raw.txt" <<'PY' 2>>"$OUT/steps.txt"
+import re, sys, statistics as st, collections
+t = collections.defaultdict(lambda: collections.defaultdict(list))
 for line in open(sys.argv[1]):
-    p = [x.strip() for x in line.split("|")]
-    if len(p) < 4 or p[0].startswith(("copy:", "variant")) or "failed" in p[1]:
-        continue
-    f, shape = p[0].rsplit(" ", 1)
-    t[f][shape] = float(p[1])
+    p = line.split(maxsplit=2)
+    m = re.search(r"median ([\d.]+) us", p[2] if len(p) > 2 else "")
+    if m and not p[1].startswith("copy:"):
+        f, r, c = p[1].rsplit(":", 2)
+        t[f.split("/")[-1]][r + "x" + c].append(float(m.group(1)))
 base = t.get("f32-02-keep-x.cu", {})
-score = {f: sum(v[s] / base[s] for s in base) for f, v in t.items() if base and set(base) <= set(v)}
+score = {f: sum(st.median(v[s]) / st.median(base[s]) for s in base) for f, v in t.items() if base and set(base) <= set(v)}
 for f in sorted(score, key=score.get)[:2]:
     print(f)
 PY
