@@ -5,12 +5,13 @@
  * bounds allow (1024 threads an SM). Traced, 23 took 2.36% more time at
  * 16384x4096 and 0.90% at 65536x1024 in lab/tracecost.sh
  * (results/2026-12-03-h200-b71fc3b/tracecost-lab). 24 keeps 8 registers
- * spare in both, so a few more for the instrumentation cost no block an SM:
- * rows of exactly 4096 take a register kernel compiled for that length
- * (no short-row paths) under launch bounds of 9 blocks of 128 threads
- * (56 registers; ptxas keeps 8 bytes on the stack), rows of 1024 23's
- * shared-w-and-b kernel under __maxnreg__(56) (no spill; still 4 blocks of
- * 256 an SM). Other widths: 23's code.
+ * spare in both, so that up to 8 more for the instrumentation would cost
+ * no block an SM: rows of exactly 4096 take a register kernel compiled for
+ * that length (no short-row paths) under launch bounds of 9 blocks of 128
+ * threads (56 registers, 9 blocks an SM where 23 has 8; ptxas keeps 8 bytes
+ * on the stack), rows of 1024 23's shared-w-and-b kernel under
+ * __maxnreg__(56) (no spill; 4 blocks of 256 an SM, as 23). Other widths:
+ * 23's code.
  * measured: not yet on record (lab/runs/norm-headroom.sh times it traced
  * and untraced against 23).
  * kproof-best: no (until measured)
@@ -135,7 +136,8 @@ static __device__ __forceinline__ float first(const kp_bf16 *p) { return bf16_to
  * 64 registers a thread at PER = 32 (1024 threads per SM), fewer below;
  * 56 for rows of exactly PER * TPR (FULL). */
 template <int VEC, int PER, int TPR, int BLOCK, bool FULL = false>
-static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 : FULL ? 1152 : 1024) / BLOCK) void layernorm_regs(
+static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 : FULL ? 1152 : 1024) / BLOCK) void
+layernorm_regs(
     const kp_bf16 *__restrict__ x, const kp_bf16 *__restrict__ w, const kp_bf16 *__restrict__ b,
     kp_bf16 *__restrict__ y, int64_t rows, int64_t cols_arg) {
     /* FULL (24): every row is PER * TPR long, so every slot holds a value and
@@ -504,7 +506,8 @@ static int launch(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 
     }
     if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, w, b, y, rows, cols, stream);
     if (cols <= 2048) return launch_regs<VEC, 16, 128, 128>(x, w, b, y, rows, cols, stream);
-    if (VEC == 8 && cols == 4096) return launch_regs<VEC, 32, 128, 128, true>(x, w, b, y, rows, cols, stream); /* 24 */
+    if (VEC == 8 && cols == 4096) /* one length, 56 registers (24) */
+        return launch_regs<VEC, 32, 128, 128, true>(x, w, b, y, rows, cols, stream);
     if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, b, y, rows, cols, stream);
     if (cols <= 8192) return launch_regs<VEC, 32, 256, 256>(x, w, b, y, rows, cols, stream);
     if (VEC == 8 && cols % 4096 == 0 && cols <= 32768) /* 12288-32768: two reads (21) */
