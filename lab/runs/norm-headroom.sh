@@ -15,7 +15,8 @@
 # +0.11% before) on:
 #   23            16384x4096, 65536x1024, 4096x16384 (the last: its
 #                 two-pass kernel at 32 registers, a control)
-#   24            (kernels/layernorm/cuda/bf16-24-reg-headroom.cu) 8
+#   24            16384x4096, 65536x1024 (4096x16384 runs 23's code):
+#                 kernels/layernorm/cuda/bf16-24-reg-headroom.cu, 8
 #                 registers spare: 4096 on a kernel for that length at 56
 #                 registers (9 blocks an SM untraced; ptxas keeps 8 bytes
 #                 on the stack), 1024 at 56 (4 blocks, as 23).
@@ -24,18 +25,19 @@
 #                 fewer registers); traced within +0.5% of its own untraced
 #                 time, where 23 pays +2.4% / +0.9%. If 24 pays what 23
 #                 pays, registers are not the cause.
-#   70 occ7       23 held to one block an SM fewer by unused dynamic
-#                 shared memory (7 x 128 at 4096, 3 x 256 at 1024).
+#   70 occ7       16384x4096, 65536x1024: 23 held to one block an SM
+#                 fewer by unused dynamic shared memory (7 x 128 at
+#                 4096, 3 x 256 at 1024).
 #                 Predicted: untraced about 23's traced time (65.4 us /
 #                 63.9 us) if a lost block is what tracing costs; traced
 #                 within +0.3% of its own untraced time (the instrumented
 #                 code still fits 7 and 3 blocks).
-#   71 full64     24's 4096 kernel at 64 registers: the specialisation
-#                 alone. Predicted: untraced within 0.3% of 23, traced
-#                 +2.4% as 23.
-#   72 h56pad     24 held to 8 blocks an SM at 4096 (23's occupancy, 56
-#                 registers). Predicted: untraced within 0.3% of 23,
-#                 traced within +0.5%.
+#   71 full64     16384x4096: 24's 4096 kernel at 64 registers, the
+#                 specialisation alone. Predicted: untraced within 0.3%
+#                 of 23, traced +2.4% as 23.
+#   72 h56pad     16384x4096: 24 held to 8 blocks an SM (23's
+#                 occupancy, at 56 registers). Predicted: untraced
+#                 within 0.3% of 23, traced within +0.5%.
 # The driver prints, with tracing on, the largest registers a thread and
 # shared bytes a block the kernel records report (tracecost-raw.txt).
 #
