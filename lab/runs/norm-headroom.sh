@@ -67,7 +67,8 @@ set -u
 lab_stamp "${1:-unknown}"
 LIMIT=${LAB_LIMIT:-235}
 left() { echo $((LIMIT - SECONDS)); }
-cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; } # min(CAP, time left)
+# min(CAP, time left), at least 1 (timeout 0 would mean no limit)
+cap() { local l; l=$(left); [ "$l" -lt 1 ] && l=1; [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 log() { echo "[$SECONDS s] $*" | tee -a "$OUT/steps.txt"; }
 export LAB_DIR=/tmp/normhr.lab LAB_REUSE=1 W=/tmp/normhr.lab
 rm -rf "$LAB_DIR"; mkdir -p "$LAB_DIR"
