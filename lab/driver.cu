@@ -77,6 +77,7 @@ __global__ void lab_flush(const float4 *p, long long n, float *sink) {
 /* ---- the tracer's load, as kproof's worker puts it on the process ------- */
 
 static unsigned long long g_records, g_api; /* what the callbacks saw */
+static unsigned g_regs, g_smem;             /* the most registers a thread and shared bytes a block in a kernel record */
 static long g_last_tid;                     /* the worker notes each call's thread: so does this */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -91,6 +92,13 @@ static void CUPTIAPI buf_completed(CUcontext, uint32_t, uint8_t *buf, size_t, si
     while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
         pthread_mutex_lock(&g_mu);
         g_records++;
+        if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+            const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+            const bool own = k->name && strstr(k->name, "lab_"); /* the driver's own fill and flush */
+            if (!own && k->registersPerThread > g_regs) g_regs = k->registersPerThread;
+            if (!own && k->staticSharedMemory + k->dynamicSharedMemory > g_smem)
+                g_smem = k->staticSharedMemory + k->dynamicSharedMemory;
+        }
         pthread_mutex_unlock(&g_mu);
     }
     free(buf);
@@ -215,7 +223,8 @@ int main(int argc, char **argv) {
     if (trace && *trace && strcmp(trace, "off")) {
         CK(cudaDeviceSynchronize());
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        printf("trace %s: %llu records, %llu API calls seen (the last from thread %ld)\n", trace, g_records, g_api, g_last_tid);
+        printf("trace %s: %llu records, %llu API calls seen (the last from thread %ld); kernel records: at most %u registers a thread, %u shared bytes a block\n",
+               trace, g_records, g_api, g_last_tid, g_regs, g_smem);
     }
     /* the first call loads the module: left out */
     qsort(t + 1, calls - 1, sizeof(float), cmp_float);

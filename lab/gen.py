@@ -826,3 +826,49 @@ for tag, blk in (("37-lab-smemrsq", 256), ("36-lab-smem16", 512), ("35-lab-smem4
 variant("kernels/matmul/cuda/bf16-08-stream-k.cu", "kernels/matmul/cuda/bf16-35-lab-splitall.cu",
         "LAB 35-lab-splitall: 08 splitting every last partial round (W_SPLIT_MIN 1).",
         (("#define W_SPLIT_MIN 16\n", "#define W_SPLIT_MIN 1\n", 1),))
+
+# ---- register headroom under CUPTI's tracing (layernorm bf16 23, 24) -------
+# Traced, 23 took 2.36% more time at 16384x4096 and 0.90% at 65536x1024
+# (results/2026-12-03-h200-b71fc3b/tracecost-lab); its two hot kernels use
+# all 64 registers of 1024 threads an SM. 24 leaves 8 spare. 70 asks
+# whether one block an SM fewer costs what tracing costs (correct output:
+# only the occupancy changes, through shared memory no kernel touches);
+# 71 is 24's 4096 kernel at 64 registers (the specialisation without the
+# headroom); 72 is 24 held to 23's 8 blocks an SM at 4096 by padding.
+REGS_LAUNCH = "            <<<(unsigned)((n + rpb - 1) / rpb), BLOCK, 0, stream>>>(x + r0 * cols, w, b, y + r0 * cols, n, cols);\n"
+K1K_LAUNCH = "            layernorm_1k<<<(unsigned)((n + 7) / 8), 256, 0, stream>>>(x + r0 * 1024, w, b, y + r0 * 1024, n);\n"
+variant(f"{L}/bf16-23-shared-wb.cu", f"{L}/bf16-70-lab-occ7.cu",
+        "LAB 70-lab-occ7: 23 with one block an SM fewer at 4096 and 1024 columns (7 of 128 threads, 3 of 256), by dynamic shared memory no thread reads.",
+        ((REGS_LAUNCH, REGS_LAUNCH.replace("BLOCK, 0, stream", "BLOCK, VEC == 8 && PER == 32 && BLOCK == 128 ? 30 << 10 : 0, stream"), 1),
+         (K1K_LAUNCH, "            static const bool big = cudaFuncSetAttribute(layernorm_1k, cudaFuncAttributeMaxDynamicSharedMemorySize, 60 << 10) == cudaSuccess;\n"
+                      "            if (!big) return 1;\n" + K1K_LAUNCH.replace("256, 0, stream", "256, 60 << 10, stream"), 1)))
+variant(f"{L}/bf16-24-reg-headroom.cu", f"{L}/bf16-71-lab-full64.cu",
+        "LAB 71-lab-full64: 24 at 64 registers (its 4096 kernel under 8 blocks of 128, the 1024 kernel under 23's bounds).",
+        (("PER <= 16 ? 1536 : FULL ? 1152 : 1024) / BLOCK)", "PER <= 16 ? 1536 : 1024) / BLOCK)", 1),
+         ("static __global__ __maxnreg__(56) void layernorm_1k(", "static __global__ __launch_bounds__(256, 4) void layernorm_1k(", 1),
+         (" * kproof-best: no (until measured)\n", "", 1)))
+variant(f"{L}/bf16-24-reg-headroom.cu", f"{L}/bf16-72-lab-h56pad.cu",
+        "LAB 72-lab-h56pad: 24 with 26 KiB of dynamic shared memory a block at 4096 columns: 8 blocks an SM at 56 registers, as 23 has at 64.",
+        ((REGS_LAUNCH, REGS_LAUNCH.replace("BLOCK, 0, stream", "BLOCK, FULL ? 26 << 10 : 0, stream"), 1),
+         (" * kproof-best: no (until measured)\n", "", 1)))
+
+# ---- rmsnorm f32 02 against torch.compile (16384x4096, 4096x16384) --------
+# 02 keeps 32 floats a thread at 4096 and 16384 columns (64 registers, 8
+# and 2 rows an SM). 70 and 71 take twice the threads at half the values
+# (32 registers, 2048 threads an SM, the same rows and bytes in flight), as
+# softmax f32 07 and layernorm f32 16 gained at 1024; 72 reads x without
+# allocating in L1 (w keeps L1 to itself); 73 is 70 and 71 together.
+R = "kernels/rmsnorm/cuda"
+RB_OLD = "static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 : 1024) / BLOCK) void rmsnorm_regs("
+RB_NEW = "static __global__ __launch_bounds__(BLOCK, (PER <= 8 || (VEC == 4 && PER == 16 && TPR >= 256) ? 2048 : PER <= 16 ? 1536 : 1024) / BLOCK) void rmsnorm_regs("
+R4K = ("    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, y, rows, cols, stream);\n",
+       "    if (cols <= 4096) return launch_regs<VEC, 16, 256, 256>(x, w, y, rows, cols, stream);\n", 1)
+R16K = ("    if (cols <= 16384) return launch_regs<VEC, 32, 512, 512>(x, w, y, rows, cols, stream);\n",
+        "    if (cols <= 16384) return launch_regs<VEC, 16, 1024, 1024>(x, w, y, rows, cols, stream);\n", 1)
+XNA_OLD = '        asm("ld.global.nc.L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;"\n'
+XNA_NEW = '        asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;"\n'
+for tag, what, swaps in (("70-lab-w256", "4096 columns on 256 threads of 16 values (2048 threads an SM)", ((RB_OLD, RB_NEW, 1), R4K)),
+                         ("71-lab-w1024", "16384 columns on 1024 threads of 16 values (2048 threads an SM)", ((RB_OLD, RB_NEW, 1), R16K)),
+                         ("72-lab-xna", "x loaded with L1::no_allocate as well as L2 evict_last", ((XNA_OLD, XNA_NEW, 1),)),
+                         ("73-lab-wide", "70 and 71 together", ((RB_OLD, RB_NEW, 1), R4K, R16K))):
+    variant(f"{R}/f32-02-keep-x.cu", f"{R}/f32-{tag}.cu", f"LAB {tag}: 02 with {what}.", swaps)
