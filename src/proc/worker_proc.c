@@ -473,7 +473,18 @@ static int call_locked(kp_wk *w, uint32_t type, const void *req, size_t reqlen, 
             kp_devlock_hold(0);
             *held = 0;
         }
-        if (!rc) rc = read_payload(w, &h, &buf, deadline, err, errlen);
+        /* The answer, when the caller's buffer holds it, straight into it
+         * (a whole output is 256 MiB at 8192^3: no second copy). */
+        int direct = !rc && h.seq == seq && h.type == KP_MSG_OK && rep && h.len > 0 && h.len <= repcap;
+        if (direct) {
+            rc = read_deadline(w, rep, h.len, deadline);
+            if (!rc && kp_fnv1a(rep, h.len) != h.cksum) {
+                snprintf(err, errlen, "a frame on the result channel had a bad checksum");
+                rc = KP_WK_FRAME;
+            }
+        } else if (!rc) {
+            rc = read_payload(w, &h, &buf, deadline, err, errlen);
+        }
         if (rc && !*held) { /* killing the worker ends its context: device work */
             kp_devlock_hold(1);
             *held = 1;
@@ -502,7 +513,7 @@ static int call_locked(kp_wk *w, uint32_t type, const void *req, size_t reqlen, 
             return finish_error(w, KP_WK_FRAME, err, errlen, 0);
         }
         size_t n = h.len < repcap ? h.len : repcap;
-        if (rep && n) memcpy(rep, buf, n);
+        if (rep && n && !direct) memcpy(rep, buf, n);
         if (replen) *replen = h.len;
         free(buf);
         return KP_WK_OK;
