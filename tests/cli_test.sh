@@ -36,7 +36,22 @@ d = json.load(open(sys.argv[1]))
 l = d["device_lock"]
 assert l["held_s"] > 0 and l["wait_s"] >= 0 and l["held_s"] <= d["wall_s"], l
 t = [s["timing"] for s in d["shapes"] if s.get("timing")]
-assert t and all("host_bound_samples" in x for x in t), t' "$T/j"
+assert t and all("host_bound_samples" in x for x in t), t
+# The held seconds by phase add up to the held seconds; each shape s seconds
+# by kind of work add up to its wall time, and its phases too.
+hp = l["held_phase_s"]
+assert set(hp) == {"build", "start", "correctness", "audit", "timing"}, hp
+assert all(v >= 0 for v in hp.values()) and abs(sum(hp.values()) - l["held_s"]) < 1e-3, hp
+assert hp["correctness"] > 0 and hp["timing"] > 0, hp
+for s in d["shapes"]:
+    w, p = s["work_s"], s["phase_s"]
+    assert set(w) == {"generate", "setup", "calls", "fetch", "check", "account", "floor", "other"}, w
+    assert all(v >= 0 for v in w.values()) and abs(sum(w.values()) - s["wall_s"]) < 0.01, (s["shape_text"], w)
+    assert abs(sum(p.values()) - s["wall_s"]) < 0.01, (s["shape_text"], p)
+    assert 0 <= s["lock_held_s"] <= s["wall_s"] + 1e-3, s
+    assert w["calls"] > 0 and w["check"] > 0, (s["shape_text"], w)
+timed = [s for s in d["shapes"] if s.get("timing")]
+assert all(s["phase_s"]["timing"] > 0 and s["work_s"]["floor"] > 0 for s in timed), timed[0]["work_s"]' "$T/j"
 "$K" eval "$T/s.c" --op softmax $fast --md >"$T/md" 2>"$T/err"
 check "--md is a table" has "| " "$T/md"
 
@@ -125,6 +140,14 @@ cp -r "$S/include" "$S/kernels" "$T/xroot/"
   tail -n +2 "$S/exploits/host/stale_output.c"; } >"$T/xroot/exploits/host/stale_output.c"
 KPROOF_ROOT="$T/xroot" "$K" demo --backend host --only stale --json "$T/xdemo.json" >"$T/out" 2>"$T/err"
 check "demo: an exploit with a 5 KB header is a row" has '"name": "stale-output"' "$T/xdemo.json"
+check "demo: each cell says where its held seconds went" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = [c for r in d["rows"] for c in r["cells"] if c["verdict"]]
+assert cells
+for c in cells:
+    l = c["device_lock"]
+    assert abs(sum(l["held_phase_s"].values()) - l["held_s"]) < 0.01, l' "$T/xdemo.json"
 # ... and found among any number of other files (a folder of kernels grows
 # with generated lab variants; the listing once stopped at 64 names).
 for i in $(seq 1500); do : >"$T/root/kernels/sum/host/notes-$i.txt"; done

@@ -194,8 +194,11 @@ fi
 FAULT_TAG="kpf-$$-hang" "$K" eval "$S/exploits/host/hang.c" --op softmax --shape 33x100 --correctness --quiet \
     --timeout 3 >/dev/null 2>&1 &
 hp=$!
-for i in $(seq 100); do # until its worker runs (the hanging call follows at once)
-    for p in $(tagged "kpf-$$-hang"); do [ "$(cat /proc/$p/comm 2>/dev/null)" != kproof ] && break 2; done
+# The device is held once the eval has its worker and the lock (a worker
+# is started before the lock is taken: the sandbox and exec need none).
+held() { ! command -v flock >/dev/null || ! flock -n "$lock" true 2>/dev/null; }
+for i in $(seq 400); do # until its worker runs and holds the device (the hanging call follows at once)
+    for p in $(tagged "kpf-$$-hang"); do [ "$(cat /proc/$p/comm 2>/dev/null)" != kproof ] && held && break 2; done
     sleep 0.05
 done
 sleep 0.5

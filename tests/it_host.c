@@ -1,5 +1,6 @@
 /* it_host.c: the whole protocol on the host backend, through real workers.
  * Good kernels PASS; broken ones get the right verdict, check and evidence. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -357,6 +358,11 @@ int main(int argc, char **argv) {
             kp_verdict v = eval_run(&o, honest[i][0], &r);
             CHECK(v == KP_PASS || v == KP_NOISY);
             CHECK(r.nshapes == 1 && r.shapes[0].timed && r.shapes[0].wall_s > 0);
+            /* Its seconds by kind of work add up to its wall time. */
+            double work = 0;
+            for (int k = 0; k < KP_NWORK; k++) work += r.shapes[0].work_s[k];
+            CHECK(fabs(work - r.shapes[0].wall_s) < 0.01 && r.shapes[0].work_s[KP_WORK_CHECK] > 0 &&
+                  r.shapes[0].work_s[KP_WORK_FETCH] > 0);
             /* The baselines' timed outputs pass the same check. */
             for (int w = 0; w < r.nwarn; w++) CHECK(strstr(r.warn[w], "dropped") == NULL);
             CHECK(r.shapes[0].base_name[0] != '\0');

@@ -354,6 +354,18 @@ typedef struct kp_audit_kernel {
     double duration_s;
 } kp_audit_kernel;
 
+enum { KP_PH_BUILD, KP_PH_START, KP_PH_CORRECT, KP_PH_AUDIT, KP_PH_TIMING, KP_NPHASES };
+const char *kp_phase_name(int phase);
+
+/* A shape's seconds by kind of work (kp_shape_result.work_s): input sets
+ * generated and referenced in the parent; SETUP (the worker generates
+ * them, the parent compares); calls (RUN); outputs fetched; outputs
+ * checked in the parent; device-work accounts; the parent-clock batches;
+ * the rest (starting baselines, statistics). */
+enum { KP_WORK_GENERATE, KP_WORK_SETUP, KP_WORK_CALLS, KP_WORK_FETCH, KP_WORK_CHECK, KP_WORK_ACCOUNT,
+       KP_WORK_FLOOR, KP_WORK_OTHER, KP_NWORK };
+const char *kp_work_name(int work);
+
 /* One shape's outcome. */
 typedef struct kp_shape_result {
     kp_shape shape;
@@ -376,10 +388,14 @@ typedef struct kp_shape_result {
     /* Seconds this shape took, every phase of it (correctness, account,
      * baselines' start, timing with its checks and the parent clock). */
     double wall_s;
+    /* Where they went: by phase (KP_PH_*; build is never a shape's), and
+     * by kind of work (KP_WORK_*, each second counted once), and the
+     * seconds of them the device lock was held. */
+    double phase_s[KP_NPHASES];
+    double work_s[KP_NWORK];
+    double lock_held_s;
 } kp_shape_result;
 
-enum { KP_PH_BUILD, KP_PH_START, KP_PH_CORRECT, KP_PH_AUDIT, KP_PH_TIMING, KP_NPHASES };
-const char *kp_phase_name(int phase);
 
 typedef struct kp_result {
     kp_verdict verdict;        /* worst over shapes */
@@ -399,8 +415,10 @@ typedef struct kp_result {
      * correctness, audit, timing (with its checks and the parent clock). */
     double phase_s[KP_NPHASES];
     /* The device lock (one process on a device at a time): seconds spent
-     * waiting for it and holding it during this run. */
+     * waiting for it and holding it during this run, and the held seconds
+     * by phase (they add up to lock_held_s). */
     double lock_wait_s, lock_held_s;
+    double lock_held_phase_s[KP_NPHASES];
     int nwarn;
     char warn[8][200];
     /* Where the candidate ran (filled by the caller of kp_eval, which

@@ -44,6 +44,7 @@ typedef struct row {
     double wall[NMODES];              /* seconds this cell took */
     double phase[NMODES][KP_NPHASES]; /* and where they went */
     double lock[NMODES][2];           /* device lock: waited, held */
+    double held[NMODES][KP_NPHASES];  /* held, by phase */
     int pattern;                      /* an honest pattern beside the cheats: rigorous column only */
 } row;
 
@@ -376,8 +377,11 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
                     fprintf(f, ", \"speedup\": %.6g, \"wall_s\": %.3f, \"phase_s\": {", rows[i].speedup[m], rows[i].wall[m]);
                     for (int ph = 0; ph < KP_NPHASES; ph++)
                         fprintf(f, "%s\"%s\": %.3f", ph ? ", " : "", kp_phase_name(ph), rows[i].phase[m][ph]);
-                    fprintf(f, "}, \"device_lock\": {\"wait_s\": %.3f, \"held_s\": %.3f}}", rows[i].lock[m][0],
-                            rows[i].lock[m][1]);
+                    fprintf(f, "}, \"device_lock\": {\"wait_s\": %.3f, \"held_s\": %.3f, \"held_phase_s\": {",
+                            rows[i].lock[m][0], rows[i].lock[m][1]);
+                    for (int ph = 0; ph < KP_NPHASES; ph++)
+                        fprintf(f, "%s\"%s\": %.3f", ph ? ", " : "", kp_phase_name(ph), rows[i].held[m][ph]);
+                    fprintf(f, "}}}");
                 }
                 fprintf(f, "]}");
             }
@@ -462,6 +466,7 @@ static void run_cell(const demo_cfg *g, row *r, int m) {
     for (int ph = 0; ph < KP_NPHASES; ph++) r->phase[m][ph] = res.phase_s[ph];
     r->lock[m][0] = res.lock_wait_s;
     r->lock[m][1] = res.lock_held_s;
+    for (int ph = 0; ph < KP_NPHASES; ph++) r->held[m][ph] = res.lock_held_phase_s[ph];
     kp_result_free(&res);
 }
 
@@ -478,7 +483,7 @@ static int default_jobs(void) {
 
 typedef struct cell_rec { /* one finished cell, child to parent (< PIPE_BUF: one atomic write) */
     int row, mode, verdict;
-    double speedup, wall, phase[KP_NPHASES], lock[2];
+    double speedup, wall, phase[KP_NPHASES], lock[2], held[KP_NPHASES];
     char text[48];
 } cell_rec;
 
@@ -497,6 +502,7 @@ static int take_rec(int fd, row *rows, int nr, const pid_t *pid, int *got) {
     r->wall[c.mode] = c.wall;
     memcpy(r->phase[c.mode], c.phase, sizeof c.phase);
     memcpy(r->lock[c.mode], c.lock, sizeof c.lock);
+    memcpy(r->held[c.mode], c.held, sizeof c.held);
     memcpy(r->cell[c.mode], c.text, sizeof c.text);
     r->cell[c.mode][sizeof r->cell[c.mode] - 1] = 0;
     if (!r->cell[c.mode][0]) snprintf(r->cell[c.mode], sizeof r->cell[c.mode], "?");
@@ -539,6 +545,7 @@ static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const c
                     c.speedup = rows[next].speedup[m], c.wall = rows[next].wall[m];
                     memcpy(c.phase, rows[next].phase[m], sizeof c.phase);
                     memcpy(c.lock, rows[next].lock[m], sizeof c.lock);
+                    memcpy(c.held, rows[next].held[m], sizeof c.held);
                     memcpy(c.text, rows[next].cell[m], sizeof c.text);
                     if (write(fds[1], &c, sizeof c) != (ssize_t)sizeof c) _exit(3);
                 }
@@ -712,10 +719,11 @@ int kp_cli_demo(int argc, char **argv) {
             write_files(mdfile, json, &env, be, rows, nr, 0);
         }
     }
-    double lock_total[2] = {0, 0};
+    double lock_total[2] = {0, 0}, held_total[KP_NPHASES] = {0};
     for (int i = 0; i < nr; i++)
         for (int m = 0; m < NMODES; m++) {
             for (int ph = 0; ph < KP_NPHASES; ph++) phase_total[ph] += rows[i].phase[m][ph];
+            for (int ph = 0; ph < KP_NPHASES; ph++) held_total[ph] += rows[i].held[m][ph];
             lock_total[0] += rows[i].lock[m][0];
             lock_total[1] += rows[i].lock[m][1];
         }
@@ -723,7 +731,9 @@ int kp_cli_demo(int argc, char **argv) {
     for (int ph = 0; ph < KP_NPHASES; ph++) fprintf(stderr, " %s %.0f s", kp_phase_name(ph), phase_total[ph]);
     /* Held is the device's serial work: no number of rows in flight
      * finishes the matrix faster than that. */
-    fprintf(stderr, "; device lock held %.0f s, waited for %.0f s", lock_total[1], lock_total[0]);
+    fprintf(stderr, "; device lock held %.0f s (", lock_total[1]);
+    for (int ph = 0; ph < KP_NPHASES; ph++) fprintf(stderr, "%s%s %.0f", ph ? ", " : "", kp_phase_name(ph), held_total[ph]);
+    fprintf(stderr, "), waited for %.0f s", lock_total[0]);
     fprintf(stderr, "%10s\n", "");
     printf("kproof demo on %s (%s backend): each row through the naive protocol, each flaw alone, and the "
            "rigorous protocol\n\n",

@@ -663,6 +663,15 @@ static void json_shape(jw *w, const kp_result *r, const kp_shape_result *sr)
     jw_strn(w, "check", sr->check_name);
     jw_strn(w, "detail", sr->detail);
     jw_num(w, "wall_s", sr->wall_s);
+    /* Where the shape's seconds went: by phase, by kind of work (each
+     * second once, so they add up to wall_s), and under the device lock. */
+    jw_open(w, "phase_s", '{');
+    for (int ph = KP_PH_START; ph < KP_NPHASES; ph++) jw_num(w, kp_phase_name(ph), sr->phase_s[ph]);
+    jw_close(w, '}');
+    jw_open(w, "work_s", '{');
+    for (int k = 0; k < KP_NWORK; k++) jw_num(w, kp_work_name(k), sr->work_s[k]);
+    jw_close(w, '}');
+    jw_num(w, "lock_held_s", sr->lock_held_s);
     json_check(w, &sr->check);
     if (sr->timed)
         json_timing(w, "timing", &sr->cand);
@@ -738,6 +747,9 @@ void kp_print_json(FILE *f, const kp_result *r)
     jw_open(&w, "device_lock", '{');
     jw_num(&w, "wait_s", r->lock_wait_s);
     jw_num(&w, "held_s", r->lock_held_s);
+    jw_open(&w, "held_phase_s", '{');
+    for (int ph = 0; ph < KP_NPHASES; ph++) jw_num(&w, kp_phase_name(ph), r->lock_held_phase_s[ph]);
+    jw_close(&w, '}');
     jw_close(&w, '}');
     if (r->sandbox) {
         static const char *state[] = {"", "complete", "partial", "off"};

@@ -199,6 +199,8 @@ int kp_result_from_json(const kp_json *root, kp_result *r, int *schema, char *er
     const kp_json *lock = kp_json_get(root, "device_lock");
     r->lock_wait_s = num(lock, "wait_s");
     r->lock_held_s = num(lock, "held_s");
+    const kp_json *hp = kp_json_get(lock, "held_phase_s");
+    for (int p = 0; p < KP_NPHASES; p++) r->lock_held_phase_s[p] = num(hp, kp_phase_name(p));
 
     const kp_json *e = kp_json_get(root, "env");
     kp_env *o = &r->env;

@@ -147,3 +147,8 @@ const char *kp_phase_name(int phase) {
     static const char *names[KP_NPHASES] = {"build", "start", "correctness", "audit", "timing"};
     return phase >= 0 && phase < KP_NPHASES ? names[phase] : "?";
 }
+
+const char *kp_work_name(int work) {
+    static const char *names[KP_NWORK] = {"generate", "setup", "calls", "fetch", "check", "account", "floor", "other"};
+    return work >= 0 && work < KP_NWORK ? names[work] : "?";
+}

@@ -376,6 +376,21 @@ static int do_run(const kp_run_req *q) {
     return 0;
 }
 
+/* Host memory fetched bytes are staged in, kept from one fetch to the
+ * next: a fresh block per fetch faults its pages in during the copy from
+ * the device, every time (16K pages for a 64 MiB output). */
+static char *g_stage;
+static size_t g_stage_cap;
+
+static char *stage(size_t bytes) {
+    if (bytes > g_stage_cap) {
+        free(g_stage);
+        g_stage = (char *)malloc(bytes ? bytes : 1);
+        g_stage_cap = g_stage ? bytes : 0;
+    }
+    return g_stage;
+}
+
 static int do_fetch(const kp_fetch_req *q) {
     if (q->set < 0 || q->set >= g_nsets || q->buf < 0 || q->buf >= g_op->nbufs) return fail(1, "bad fetch");
     size_t bytes = g_sets[q->set].bytes[q->buf];
@@ -383,14 +398,10 @@ static int do_fetch(const kp_fetch_req *q) {
         return fail(1, "bad fetch range");
     const char *src = (const char *)g_sets[q->set].data[q->buf];
     if (q->buf == kp_op_output_buf(g_op) && g_snap_set == q->set) src = (const char *)g_snap;
-    void *tmp = malloc(q->bytes ? (size_t)q->bytes : 1);
+    void *tmp = stage((size_t)q->bytes);
     if (!tmp) return fail(2, "out of host memory");
-    if (kp_dev_to_host(tmp, src + q->offset, (size_t)q->bytes)) {
-        free(tmp);
-        return fail(2, "copy failed: %s", kp_dev_error());
-    }
+    if (kp_dev_to_host(tmp, src + q->offset, (size_t)q->bytes)) return fail(2, "copy failed: %s", kp_dev_error());
     reply(tmp, (size_t)q->bytes);
-    free(tmp);
     return 0;
 }
 
@@ -404,15 +415,12 @@ static int do_fetchv(const kp_fetchv_req *q) {
     const char *src = (const char *)g_sets[q->set].data[q->buf];
     if (q->buf == kp_op_output_buf(g_op) && g_snap_set == q->set) src = (const char *)g_snap;
     size_t total = (size_t)q->n * (size_t)q->bytes;
-    char *tmp = (char *)malloc(total ? total : 1);
+    char *tmp = stage(total);
     if (!tmp) return fail(2, "out of host memory");
     for (int i = 0; i < q->n; i++)
-        if (kp_dev_to_host(tmp + (size_t)i * (size_t)q->bytes, src + q->offset[i], (size_t)q->bytes)) {
-            free(tmp);
+        if (kp_dev_to_host(tmp + (size_t)i * (size_t)q->bytes, src + q->offset[i], (size_t)q->bytes))
             return fail(2, "copy failed: %s", kp_dev_error());
-        }
     reply(tmp, total);
-    free(tmp);
     return 0;
 }
 

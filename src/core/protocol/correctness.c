@@ -27,7 +27,18 @@ static int judge_check(kp_shape_result *sr, const kp_check *k, const char *when)
 }
 
 /* Full output check of the call just made on `set`. */
+static int check_full_(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when);
+
+/* Full output check of the call just made on `set`, its seconds charged
+ * to checks (the fetch inside to fetches). */
 static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when) {
+    int was = kpp_work(c, KP_WORK_CHECK);
+    int rc = check_full_(c, p, sh, s, set, sr, when);
+    kpp_work(c, was);
+    return rc;
+}
+
+static int check_full_(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when) {
     int ob = kp_op_output_buf(c->op);
     int64_t bytes = c->op->buf_elems(sh, ob) * (int64_t)kp_dtype_size(c->op->bufs[ob].dtype);
     void *out = malloc(bytes ? (size_t)bytes : 1);
@@ -199,7 +210,16 @@ static int check_lazy_grid(ctx *c, part *p, const kp_shape *sh, iset *s, int set
  * after the call returned, so the candidate cannot know which; all fetched
  * first, then their reference: from the set's whole one, or for a lazy set
  * the rows they cover, generated and referenced on all cores. */
+static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr);
+
 int kpp_check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
+    int was = kpp_work(c, KP_WORK_CHECK);
+    int rc = check_sampled(c, p, sh, s, set, sr);
+    kpp_work(c, was);
+    return rc;
+}
+
+static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
     int ob = kp_op_output_buf(c->op);
     int64_t n = c->op->buf_elems(sh, ob);
     if (s->lazy && c->op->lazy_at) return check_lazy_grid(c, p, sh, s, set, sr);
@@ -214,11 +234,13 @@ int kpp_check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_
     double *tol = (double *)malloc((size_t)total * sizeof(double));
     int bad = 0;
     if (!chunks || !want || !tol) bad = kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
-    for (int j = 0; j < SAMPLE_CHUNKS && !bad; j++) {
+    /* Every offset drawn now, after the call; all chunks in one request. */
+    int64_t off[SAMPLE_CHUNKS];
+    for (int j = 0; j < SAMPLE_CHUNKS; j++) {
         start[j] = (int64_t)kp_rng_below(&c->rng, (uint64_t)(n - CHUNK_ELEMS + 1));
-        bad = kpp_fetch(c, p, set, ob, start[j] * (int64_t)es, CHUNK_ELEMS * (int64_t)es,
-                        chunks + (size_t)j * CHUNK_ELEMS * es, sr);
+        off[j] = start[j] * (int64_t)es;
     }
+    if (!bad) bad = kpp_fetch_ranges(c, p, set, ob, SAMPLE_CHUNKS, off, CHUNK_ELEMS * (int64_t)es, chunks, sr);
     if (!bad && s->lazy) {
         lazy_job L = {c, sh, s, start, want, tol, 0};
         kp_parallel_for(SAMPLE_CHUNKS, kpp_lazy_chunk_ref, &L);

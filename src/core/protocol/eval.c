@@ -56,6 +56,15 @@ void kpp_progress(const ctx *c, const char *fmt, ...) {
     va_end(ap);
 }
 
+int kpp_work(ctx *c, int work) {
+    double now = kp_wall_s();
+    if (c->work_sr) c->work_sr->work_s[c->work] += now - c->work_t0;
+    int was = c->work;
+    c->work = work;
+    c->work_t0 = now;
+    return was;
+}
+
 /* Sets a shape's verdict once: the first decisive finding is the evidence. */
 int kpp_decide(kp_shape_result *sr, kp_verdict v, const char *check, const char *fmt, ...) {
     if (sr->verdict != KP_PASS) return 1;
@@ -94,13 +103,17 @@ static void protocol_name(int flaws, char *buf, size_t len) {
     snprintf(buf + u, u < len ? len - u : 0, ")");
 }
 
-/* The run's wall time and its share of the device lock, since t0 / w0 / h0. */
+/* The run's wall time and its share of the device lock, since t0 / w0 / h0;
+ * held seconds not yet given a phase are the start's (a worker's stop). */
 static void finish_times(kp_result *r, double t0, double w0, double h0) {
     double w, h;
     kp_devlock_times(&w, &h);
     r->wall_s = kp_wall_s() - t0;
     r->lock_wait_s = w - w0;
     r->lock_held_s = h - h0;
+    double given = 0;
+    for (int ph = 0; ph < KP_NPHASES; ph++) given += r->lock_held_phase_s[ph];
+    if (r->lock_held_s > given) r->lock_held_phase_s[KP_PH_START] += r->lock_held_s - given;
 }
 
 int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
@@ -133,8 +146,22 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     if (kp_wk_available(o->backend, err, errlen)) return -1;
     kp_devlock_open_backend(o->backend);
     kpp_progress(&c, "building %s for the %s backend", o->candidate, kp_backend_name(o->backend));
-    double tp = t_start;
-#define PHASE(ph) do { double now_ = kp_wall_s(); r->phase_s[ph] += now_ - tp; tp = now_; } while (0)
+    double tp = t_start, hp = lock_h0;
+    kp_shape_result *cur = NULL; /* the shape in progress, whose phases these are too */
+    /* A phase's wall seconds, and those of them the device lock was held. */
+#define PHASE(ph)                                                                                              \
+    do {                                                                                                       \
+        double now_ = kp_wall_s(), w_, h_;                                                                     \
+        kp_devlock_times(&w_, &h_);                                                                            \
+        r->phase_s[ph] += now_ - tp;                                                                           \
+        r->lock_held_phase_s[ph] += h_ - hp;                                                                   \
+        if (cur) {                                                                                             \
+            cur->phase_s[ph] += now_ - tp;                                                                     \
+            cur->lock_held_s += h_ - hp;                                                                       \
+        }                                                                                                      \
+        tp = now_;                                                                                             \
+        hp = h_;                                                                                               \
+    } while (0)
     int brc = kpp_build_part(&c, &parts[0], r, 1);
     PHASE(KP_PH_BUILD);
     if (brc) {
@@ -236,6 +263,11 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     for (int i = 0; i < ns && !stop; i++) {
         kp_shape_result *sr = &r->shapes[r->nshapes++];
         double shape_start = kp_wall_s();
+        PHASE(KP_PH_START); /* what ran between shapes */
+        cur = sr;
+        c.work_sr = sr;
+        c.work = KP_WORK_OTHER;
+        c.work_t0 = shape_start;
         sr->shape = items[i].s;
         sr->origin = items[i].origin;
         char st[64];
@@ -250,7 +282,11 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
                                                : kpp_correctness(&c, &parts[0], &sr->shape, sr);
         PHASE(KP_PH_CORRECT);
         /* Every call of the correctness phase, accounted before timing. */
-        if (!bad) bad = kpp_account(&c, &parts[0], sr, "the correctness calls", 0, NULL, 0);
+        if (!bad) {
+            int was = kpp_work(&c, KP_WORK_ACCOUNT);
+            bad = kpp_account(&c, &parts[0], sr, "the correctness calls", 0, NULL, 0);
+            kpp_work(&c, was);
+        }
         PHASE(KP_PH_AUDIT);
         if (!bad && items[i].timed && !o->correctness_only && !baselines_started) {
             baselines_started = 1;
@@ -265,6 +301,9 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
         }
         if (!bad && items[i].timed && !o->correctness_only) bad = kpp_timing(&c, parts, np, &sr->shape, sr);
         PHASE(KP_PH_TIMING);
+        kpp_work(&c, KP_WORK_OTHER);
+        c.work_sr = NULL;
+        cur = NULL;
         sr->wall_s = kp_wall_s() - shape_start;
         kpp_progress(&c, "shape %d/%d %s: %s in %.1f s", i + 1, ns, st, kp_verdict_name(sr->verdict), sr->wall_s);
         r->verdict = worse(r->verdict, sr->verdict);

@@ -224,7 +224,10 @@ int kpp_iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int n, 
         sets[i].lazy = lazy_ok(c, sh);
         sets[i].dist = dist;
     }
-    return sets[0].lazy ? 0 : build_sets(c, sh, dist, NULL, sets, n, err, len);
+    int was = kpp_work(c, KP_WORK_GENERATE);
+    int rc = sets[0].lazy ? 0 : build_sets(c, sh, dist, NULL, sets, n, err, len);
+    kpp_work(c, was);
+    return rc;
 }
 
 /* Two sets per round, rounds of distributions dist_of[0..nr), from the
@@ -235,7 +238,10 @@ int kpp_iset_make_rounds(ctx *c, const kp_shape *sh, const int *dist_of, int nr,
         memset(&sets[i], 0, sizeof sets[i]);
         sets[i].seed = seeds[i];
     }
-    return build_sets(c, sh, 0, dist_of, sets, 2 * nr, err, len);
+    int was = kpp_work(c, KP_WORK_GENERATE);
+    int rc = build_sets(c, sh, 0, dist_of, sets, 2 * nr, err, len);
+    kpp_work(c, was);
+    return rc;
 }
 
 /* ---- lazy sets: a few rows at a time ------------------------------------------------ */

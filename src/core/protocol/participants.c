@@ -82,8 +82,19 @@ static int generator_mismatch(ctx *c, kp_shape_result *sr, int buf, int set, int
 
 /* misalign: per set, the buffers the worker puts one element past a
  * 16-byte boundary (kp_setup_req), or NULL for none. */
+static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
+                      const uint32_t *misalign, kp_shape_result *sr);
+
 int kpp_part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
                    const uint32_t *misalign, kp_shape_result *sr) {
+    int was = kpp_work(c, KP_WORK_SETUP);
+    int rc = part_setup(c, p, sh, dist, sets, nsets, guards, misalign, sr);
+    kpp_work(c, was);
+    return rc;
+}
+
+static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
+                      const uint32_t *misalign, kp_shape_result *sr) {
     kp_setup_req q;
     memset(&q, 0, sizeof q);
     snprintf(q.op, sizeof q.op, "%s", c->op->name);
@@ -123,8 +134,10 @@ int kpp_part_run(ctx *c, part *p, int set, int flags, run_out *out, kp_shape_res
     char err[300];
     size_t got = 0;
     memset(out, 0, sizeof *out);
+    int was = kpp_work(c, KP_WORK_CALLS);
     int rc = kp_wk_call(p->w, KP_MSG_RUN, &q, sizeof q, NULL, 0, &out->rep, sizeof out->rep, &got,
                         c->o->timeout_s, err, sizeof err);
+    kpp_work(c, was);
     out->wall = kp_wk_last_wall(p->w);
     if (rc) {
         p->alive = 0;
@@ -198,7 +211,16 @@ int kpp_judge_run(ctx *c, part *p, const run_out *ro, int flags, kp_shape_result
     return 0;
 }
 
+static int fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr);
+
 int kpp_fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr) {
+    int was = kpp_work(c, KP_WORK_FETCH);
+    int rc = fetch(c, p, set, buf, off, bytes, dst, sr);
+    kpp_work(c, was);
+    return rc;
+}
+
+static int fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr) {
     char err[300];
     int64_t done = 0;
     while (done < bytes) {
@@ -225,7 +247,7 @@ int kpp_fetch_ranges(ctx *c, part *p, int set, int buf, int n, const int64_t *of
                      kp_shape_result *sr) {
     kp_fetchv_req *q = (kp_fetchv_req *)calloc(1, sizeof *q);
     if (!q) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
-    int bad = 0;
+    int bad = 0, was = kpp_work(c, KP_WORK_FETCH);
     for (int i = 0; i < n && !bad;) {
         int64_t per = bytes > 0 ? (int64_t)KP_FRAME_MAX / bytes : KP_FETCHV_MAX;
         int k = per < 1 ? 1 : per > KP_FETCHV_MAX ? KP_FETCHV_MAX : (int)per;
@@ -251,6 +273,7 @@ int kpp_fetch_ranges(ctx *c, part *p, int set, int buf, int n, const int64_t *of
         }
         i += k;
     }
+    kpp_work(c, was);
     free(q);
     return bad;
 }

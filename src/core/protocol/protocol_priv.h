@@ -62,6 +62,11 @@ typedef struct ctx {
     int flaws;
     kp_calib_rep calib;
     double shape_t0;
+    /* The shape in progress, whose work_s the running kind of work
+     * (KP_WORK_*) is charged to since work_t0 (kpp_work). */
+    kp_shape_result *work_sr;
+    int work;
+    double work_t0;
 } ctx;
 
 /* ---- the naive mode's policy (policy.c) ---------------------------------------- */
@@ -125,6 +130,10 @@ typedef struct lazy_job {
 /* ---- shared by the phases (eval.c) ------------------------------------------------ */
 
 void kpp_progress(const ctx *c, const char *fmt, ...);
+/* Charges the seconds since the last switch to the kind of work running
+ * until now, makes `work` the running one and returns the one it
+ * replaces: `int was = kpp_work(c, KP_WORK_FETCH); ...; kpp_work(c, was);` */
+int kpp_work(ctx *c, int work);
 int kpp_decide(kp_shape_result *sr, kp_verdict v, const char *check, const char *fmt, ...);
 
 /* ---- input sets (inputs.c) -------------------------------------------------------- */

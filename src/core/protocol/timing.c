@@ -74,8 +74,19 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
  * only slows a batch down). The batch's last output is checked too, so a
  * candidate cannot idle through it. Returns 0 with *floor set, or 1 when
  * it decided the shape's verdict. */
+static int parent_floor_(ctx *c, part *p, double median, const kp_shape *sh, iset *set0, kp_shape_result *sr,
+                         double *floor);
+
 static int parent_floor(ctx *c, part *p, double median, const kp_shape *sh, iset *set0, kp_shape_result *sr,
                         double *floor) {
+    int was = kpp_work(c, KP_WORK_FLOOR);
+    int rc = parent_floor_(c, p, median, sh, set0, sr, floor);
+    kpp_work(c, was);
+    return rc;
+}
+
+static int parent_floor_(ctx *c, part *p, double median, const kp_shape *sh, iset *set0, kp_shape_result *sr,
+                         double *floor) {
     char err[300];
     *floor = 0;
     int n = median > 0 ? (int)(0.002 / median) : 100;
@@ -220,8 +231,18 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
              * cache keyed on pointers or on the data never sees the same
              * input twice. Same shape, so the pooled pointers stay. */
             if (pass > 0 && GUARD(c, KPP_G_FRESH_SETS)) {
+                /* Whole sets are built on the CPU with no worker request in
+                 * flight: the device is given up meanwhile (lazy sets
+                 * build nothing here). */
+                int whole = !sets[0].lazy;
                 for (int i = 0; i < nsets; i++) kpp_iset_free(c->op, &sets[i]);
-                if (kpp_iset_make_many(c, sh, 0, sets, nsets, err, sizeof err)) {
+                if (whole) kp_devlock_hold(0);
+                int mk = kpp_iset_make_many(c, sh, 0, sets, nsets, err, sizeof err);
+                if (whole && kp_devlock_hold(1)) {
+                    bad = kpp_decide(sr, KP_ERROR, "harness", "%s", kp_devlock_error());
+                    break;
+                }
+                if (mk) {
                     bad = kpp_decide(sr, KP_ERROR, "harness", "%s", err);
                     break;
                 }
@@ -305,8 +326,10 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
     /* Every timed call of every participant, accounted: the candidate's
      * findings decide, a baseline's drop it. */
     char timer_ev[400] = ""; /* judged after the speed-of-light bound */
+    int was = kpp_work(c, KP_WORK_ACCOUNT);
     if (!bad) bad = kpp_account(c, &parts[0], sr, "the timed calls", 0, timer_ev, sizeof timer_ev);
     for (int k = 1; k < np && !bad; k++) kpp_account_baseline(c, &parts[k], &bsr[k]);
+    kpp_work(c, was);
     /* A slow candidate may run out of budget before the minimum sample
      * count; its timing still settled if even those few samples agree. */
     if (!bad && !settled && parts[0].n >= 3 && kp_rel_halfwidth(parts[0].t, parts[0].n, 3) <= c->o->stop.target)
@@ -356,7 +379,11 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                            "around a batch of calls (%.3g s per call): the time was not measured honestly",
                            sr->cand.median, sr->cand.parent_floor);
         }
-        if (sr->verdict == KP_PASS) kpp_account(c, &parts[0], sr, "the parent-clock batches", 0, NULL, 0);
+        if (sr->verdict == KP_PASS) {
+            int w2 = kpp_work(c, KP_WORK_ACCOUNT);
+            kpp_account(c, &parts[0], sr, "the parent-clock batches", 0, NULL, 0);
+            kpp_work(c, w2);
+        }
         if (sr->verdict == KP_PASS && !settled)
             kpp_decide(sr, KP_NOISY, "noise",
                        "correct, but the timing never settled: the median's 95%% interval is +-%.2f%% after %d samples "
