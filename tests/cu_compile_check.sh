@@ -17,19 +17,27 @@
 # integration tests, which spend much of their time waiting on workers,
 # timeouts and the device lock; at a lower priority (nice), so that the
 # timed calls of the tests beside it keep the CPU first.
-#   tests/cu_compile_check.sh NVCC SOURCE_DIR DIR (DIR relative to SOURCE_DIR)
+# A folder of many heavy files runs as parts, each a ctest test of its own
+# (I N: every N-th file of DIR in name order, from the I-th), so that the
+# last compiles left at the end of a run spread over the cores.
+#   tests/cu_compile_check.sh NVCC SOURCE_DIR DIR [I N] (DIR relative to SOURCE_DIR)
 set -u
 NVCC=$1
 S=$2
 D=$3
+PI=${4:-0}
+PN=${5:-1}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 NICE=()
 nice -n 10 true 2>/dev/null && NICE=(nice -n 10)
 n=0
+i=-1
 bad=0
 for f in "$S/$D"/*.cu; do
     [ -e "$f" ] || continue
+    i=$((i + 1))
+    [ $((i % PN)) -eq "$PI" ] || continue
     n=$((n + 1))
     if "${NICE[@]}" "$NVCC" -std=c++17 -O3 -I"$S/include" -gencode=arch=compute_90a,code=sm_90a -x cu \
         -cubin "$f" -o "$T/x.cubin" >"$T/log" 2>&1; then
@@ -40,6 +48,6 @@ for f in "$S/$D"/*.cu; do
         bad=1
     fi
 done
-[ "$n" -gt 0 ] || { echo "FAIL no .cu file in $D"; exit 1; }
-echo "$n files in $D: $([ $bad = 0 ] && echo all compile || echo some do not compile)"
+[ "$n" -gt 0 ] || { echo "FAIL no .cu file in $D (part $PI of $PN)"; exit 1; }
+echo "$n files in $D (part $PI of $PN): $([ $bad = 0 ] && echo all compile || echo some do not compile)"
 exit $bad

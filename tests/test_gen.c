@@ -191,7 +191,8 @@ static void test_distributions(void) {
     CHECK(other_same);
 }
 
-/* kp_gen_run (the CPU's fill: eight counters at once where SSE2 exists)
+/* kp_gen_run (the CPU's fill: sixteen counters at once where AVX2 exists, eight
+ * where SSE2 does)
  * gives kp_gen_value's bits for every element: each kind, as float and as
  * bf16, from starts that are not multiples of eight, across the low
  * counter word's wrap at 2^32, lengths that leave a scalar tail, with and
