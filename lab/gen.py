@@ -830,11 +830,13 @@ variant("kernels/matmul/cuda/bf16-08-stream-k.cu", "kernels/matmul/cuda/bf16-35-
 # ---- register headroom under CUPTI's tracing (layernorm bf16 23, 24) -------
 # Traced, 23 took 2.36% more time at 16384x4096 and 0.90% at 65536x1024
 # (results/2026-12-03-h200-b71fc3b/tracecost-lab); its two hot kernels use
-# all 64 registers of 1024 threads an SM. 24 leaves 8 spare. 70 asks
+# all 64 registers of 1024 threads an SM. 24 gives rows of 4096 a kernel of
+# their own, at 64 registers too. 70 asks
 # whether one block an SM fewer costs what tracing costs (correct output:
 # only the occupancy changes, through shared memory no kernel touches);
-# 71 is 24's 4096 kernel at 64 registers (the specialisation without the
-# headroom); 72 is 24 held to 23's 8 blocks an SM at 4096 by padding.
+# 71 is 24 with 8 registers spare (56: its 4096 kernel under launch bounds
+# of 9 blocks, the 1024 kernel under __maxnreg__); 72 is 71 held to 23's 8
+# blocks an SM at 4096 by padding.
 REGS_LAUNCH = "            <<<(unsigned)((n + rpb - 1) / rpb), BLOCK, 0, stream>>>(x + r0 * cols, w, b, y + r0 * cols, n, cols);\n"
 K1K_LAUNCH = "            layernorm_1k<<<(unsigned)((n + 7) / 8), 256, 0, stream>>>(x + r0 * 1024, w, b, y + r0 * 1024, n);\n"
 variant(f"{L}/bf16-23-shared-wb.cu", f"{L}/bf16-70-lab-occ7.cu",
@@ -842,15 +844,14 @@ variant(f"{L}/bf16-23-shared-wb.cu", f"{L}/bf16-70-lab-occ7.cu",
         ((REGS_LAUNCH, REGS_LAUNCH.replace("BLOCK, 0, stream", "BLOCK, VEC == 8 && PER == 32 && BLOCK == 128 ? 30 << 10 : 0, stream"), 1),
          (K1K_LAUNCH, "            static const bool big = cudaFuncSetAttribute(layernorm_1k, cudaFuncAttributeMaxDynamicSharedMemorySize, 60 << 10) == cudaSuccess;\n"
                       "            if (!big) return 1;\n" + K1K_LAUNCH.replace("256, 0, stream", "256, 60 << 10, stream"), 1)))
-variant(f"{L}/bf16-24-reg-headroom.cu", f"{L}/bf16-71-lab-full64.cu",
-        "LAB 71-lab-full64: 24 at 64 registers (its 4096 kernel under 8 blocks of 128, the 1024 kernel under 23's bounds).",
-        (("PER <= 16 ? 1536 : FULL ? 1152 : 1024) / BLOCK)", "PER <= 16 ? 1536 : 1024) / BLOCK)", 1),
-         ("static __global__ __maxnreg__(56) void layernorm_1k(", "static __global__ __launch_bounds__(256, 4) void layernorm_1k(", 1),
-         (" * kproof-best: no (until measured)\n", "", 1)))
-variant(f"{L}/bf16-24-reg-headroom.cu", f"{L}/bf16-72-lab-h56pad.cu",
-        "LAB 72-lab-h56pad: 24 with 26 KiB of dynamic shared memory a block at 4096 columns: 8 blocks an SM at 56 registers, as 23 has at 64.",
-        ((REGS_LAUNCH, REGS_LAUNCH.replace("BLOCK, 0, stream", "BLOCK, FULL ? 26 << 10 : 0, stream"), 1),
-         (" * kproof-best: no (until measured)\n", "", 1)))
+H56 = (("PER <= 16 ? 1536 : 1024) / BLOCK)", "PER <= 16 ? 1536 : FULL ? 1152 : 1024) / BLOCK)", 1),
+       ("static __global__ __launch_bounds__(256, 4) void layernorm_1k(", "static __global__ __maxnreg__(56) void layernorm_1k(", 1))
+variant(f"{L}/bf16-24-rows-of-4096.cu", f"{L}/bf16-71-lab-h56.cu",
+        "LAB 71-lab-h56: 24 with 8 registers spare (its 4096 kernel under 9 blocks of 128, the 1024 kernel under __maxnreg__(56)).",
+        H56)
+variant(f"{L}/bf16-24-rows-of-4096.cu", f"{L}/bf16-72-lab-h56pad.cu",
+        "LAB 72-lab-h56pad: 71 with 26 KiB of dynamic shared memory a block at 4096 columns: 8 blocks an SM at 56 registers, as 23 has at 64.",
+        H56 + ((REGS_LAUNCH, REGS_LAUNCH.replace("BLOCK, 0, stream", "BLOCK, FULL ? 26 << 10 : 0, stream"), 1),))
 
 # ---- rmsnorm f32 02 against torch.compile (16384x4096, 4096x16384) --------
 # 02 keeps 32 floats a thread at 4096 and 16384 columns (64 registers, 8

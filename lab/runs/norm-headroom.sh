@@ -16,28 +16,20 @@
 #   23            16384x4096, 65536x1024, 4096x16384 (the last: its
 #                 two-pass kernel at 32 registers, a control)
 #   24            16384x4096, 65536x1024 (4096x16384 runs 23's code):
-#                 kernels/layernorm/cuda/bf16-24-reg-headroom.cu, 8
-#                 registers spare: 4096 on a kernel for that length at 56
-#                 registers (9 blocks an SM untraced; ptxas keeps 8 bytes
-#                 on the stack), 1024 at 56 (4 blocks, as 23).
-#                 Predicted: untraced within 0.5% of 23 (4096: a ninth
-#                 block against 8 bytes of stack; 1024: the same code at
-#                 fewer registers); traced within +0.5% of its own untraced
-#                 time, where 23 pays +2.4% / +0.9%. If 24 pays what 23
-#                 pays, registers are not the cause.
+#                 kernels/layernorm/cuda/bf16-24-rows-of-4096.cu, rows of
+#                 4096 on a kernel compiled for that length (64 registers).
 #   70 occ7       16384x4096, 65536x1024: 23 held to one block an SM
 #                 fewer by unused dynamic shared memory (7 x 128 at
 #                 4096, 3 x 256 at 1024).
-#                 Predicted: untraced about 23's traced time (65.4 us /
-#                 63.9 us) if a lost block is what tracing costs; traced
-#                 within +0.3% of its own untraced time (the instrumented
-#                 code still fits 7 and 3 blocks).
-#   71 full64     16384x4096: 24's 4096 kernel at 64 registers, the
-#                 specialisation alone. Predicted: untraced within 0.3%
-#                 of 23, traced +2.4% as 23.
-#   72 h56pad     16384x4096: 24 held to 8 blocks an SM (23's
-#                 occupancy, at 56 registers). Predicted: untraced
-#                 within 0.3% of 23, traced within +0.5%.
+#   71 h56        16384x4096: 24 with 8 registers spare (56; 9 blocks an
+#                 SM at 4096, ptxas keeps 8 bytes on the stack).
+#   72 h56pad     16384x4096: 71 held to 8 blocks an SM (23's occupancy,
+#                 at 56 registers).
+# Measured at 3291f92, where 24 was what 71 is now and 71 what 24 is now
+# (docs/kernels.md): 23 +2.56% traced; the 64-register kernel for rows of
+# 4096 +0.45% (and 0.3% faster untraced); the 56-register ones nothing
+# traced but 2.7% (71) and 15% (72) slower untraced; at 1024 the
+# 56-register kernel +1.7% where 23 paid +1.2%.
 # The driver prints, with tracing on, the largest registers a thread and
 # shared bytes a block the kernel records report (tracecost-raw.txt).
 #
@@ -77,8 +69,8 @@ SHA=${1:-unknown}
 
 python3 lab/gen.py >"$OUT/gen.log" 2>&1 || { log "lab/gen.py failed: $(tail -2 "$OUT/gen.log")"; pack; exit 1; }
 L=kernels/layernorm/cuda R=kernels/rmsnorm/cuda
-A23=$L/bf16-23-shared-wb.cu A24=$L/bf16-24-reg-headroom.cu
-AOCC=$L/bf16-70-lab-occ7.cu AF64=$L/bf16-71-lab-full64.cu APAD=$L/bf16-72-lab-h56pad.cu
+A23=$L/bf16-23-shared-wb.cu A24=$L/bf16-24-rows-of-4096.cu
+AOCC=$L/bf16-70-lab-occ7.cu AF64=$L/bf16-71-lab-h56.cu APAD=$L/bf16-72-lab-h56pad.cu
 B02=$R/f32-02-keep-x.cu
 BV=("$R/f32-70-lab-w256.cu" "$R/f32-71-lab-w1024.cu" "$R/f32-72-lab-xna.cu" "$R/f32-73-lab-wide.cu")
 

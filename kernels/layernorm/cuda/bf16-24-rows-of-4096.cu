@@ -1,20 +1,17 @@
-/* layernorm bf16, cuda, 24 register headroom: the hot kernels leave registers spare.
+/* layernorm bf16, cuda, 24 rows of 4096: a register kernel compiled for that length.
  *
- * Adds over 23: CUPTI's concurrent-kernel tracing instruments a kernel's
- * machine code, and 23's two hot kernels used all 64 registers their launch
- * bounds allow (1024 threads an SM). Traced, 23 took 2.36% more time at
- * 16384x4096 and 0.90% at 65536x1024 in lab/tracecost.sh
- * (results/2026-12-03-h200-b71fc3b/tracecost-lab). 24 keeps 8 registers
- * spare in both, so that up to 8 more for the instrumentation would cost
- * no block an SM: rows of exactly 4096 take a register kernel compiled for
- * that length (no short-row paths) under launch bounds of 9 blocks of 128
- * threads (56 registers, 9 blocks an SM where 23 has 8; ptxas keeps 8 bytes
- * on the stack), rows of 1024 23's shared-w-and-b kernel under
- * __maxnreg__(56) (no spill; 4 blocks of 256 an SM, as 23). Other widths:
- * 23's code.
- * measured: not yet on record (lab/runs/norm-headroom.sh times it traced
- * and untraced against 23).
- * kproof-best: no (until measured)
+ * Adds over 23: rows of exactly 4096 take 23's register kernel compiled
+ * for rows of PER * TPR (FULL: every slot holds a value, no short-row
+ * paths, the length a constant), at 23's launch bounds (8 blocks of 128
+ * threads an SM, 64 registers). Other widths: 23's code.
+ * Why: under CUPTI's concurrent-kernel tracing (on for every call kproof
+ * times) 23 took 2.56% more time at 16384x4096, 24 0.45%
+ * (lab/tracecost.sh, 3 rounds of 100 cold calls: untraced 64.06 us for 23,
+ * 63.84 for 24; traced 65.70 and 64.13). The same kernel held to 56
+ * registers (9 blocks an SM) paid nothing traced but ran 65.82 untraced,
+ * and 23's 1024 kernel at 56 registers paid more (+1.7% against +1.2%):
+ * spare registers are not what tracing needs (docs/kernels.md).
+ * measured: see docs/kernels.md and results/README.md for its run of record.
  */
 #include <kproof/kernel.h>
 
@@ -133,16 +130,14 @@ static __device__ __forceinline__ float first(const kp_bf16 *p) { return bf16_to
 
 /* ---- rows that fit: one read, registers only ----------------------------
  * TPR threads per row, each keeping PER floats; BLOCK / TPR rows per block.
- * 64 registers a thread at PER = 32 (1024 threads per SM), fewer below;
- * 56 for rows of exactly PER * TPR (FULL). */
+ * 64 registers a thread at PER = 32 (1024 threads per SM), fewer below. */
 template <int VEC, int PER, int TPR, int BLOCK, bool FULL = false>
-static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 : FULL ? 1152 : 1024) / BLOCK) void
+static __global__ __launch_bounds__(BLOCK, (PER <= 8 ? 2048 : PER <= 16 ? 1536 : 1024) / BLOCK) void
 layernorm_regs(
     const kp_bf16 *__restrict__ x, const kp_bf16 *__restrict__ w, const kp_bf16 *__restrict__ b,
     kp_bf16 *__restrict__ y, int64_t rows, int64_t cols_arg) {
     /* FULL (24): every row is PER * TPR long, so every slot holds a value and
-     * the short-row paths compile away; launch bounds of 9 blocks a
-     * multiprocessor cap it at 56 registers. */
+     * the short-row paths compile away. */
     const int64_t cols = FULL ? (int64_t)PER * TPR : cols_arg;
     constexpr int CHUNKS = PER / VEC;
     __shared__ float sh_mean[32];
@@ -256,13 +251,11 @@ layernorm_regs(
 }
 
 /* ---- rows of exactly 1024 (23): w and b from shared memory ---------------
- * 56 registers (24): __maxnreg__ in place of launch bounds (the two do not
- * combine); 4 blocks of 256 an SM as under 23's bounds of (256, 4).
  * A warp a row (rows past the end repeat the last row and store nothing,
  * so every warp reaches the barrier), 32 values a lane in 21's order; the
  * block's 256 threads stage w and b (128 16-byte chunks each) while the
  * rows' loads are in flight. */
-static __global__ __maxnreg__(56) void layernorm_1k(const kp_bf16 *__restrict__ x,
+static __global__ __launch_bounds__(256, 4) void layernorm_1k(const kp_bf16 *__restrict__ x,
                                                              const kp_bf16 *__restrict__ w,
                                                              const kp_bf16 *__restrict__ b,
                                                              kp_bf16 *__restrict__ y, int64_t rows) {
@@ -506,7 +499,7 @@ static int launch(const kp_bf16 *x, const kp_bf16 *w, const kp_bf16 *b, kp_bf16 
     }
     if (cols <= 1024) return launch_regs<VEC, 32, 32, 256>(x, w, b, y, rows, cols, stream);
     if (cols <= 2048) return launch_regs<VEC, 16, 128, 128>(x, w, b, y, rows, cols, stream);
-    if (VEC == 8 && cols == 4096) /* one length, 56 registers (24) */
+    if (VEC == 8 && cols == 4096) /* a kernel for this one length (24) */
         return launch_regs<VEC, 32, 128, 128, true>(x, w, b, y, rows, cols, stream);
     if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, b, y, rows, cols, stream);
     if (cols <= 8192) return launch_regs<VEC, 32, 256, 256>(x, w, b, y, rows, cols, stream);
