@@ -306,7 +306,7 @@ stage_tracecost() {
   needs_gpu tracecost || return 0
   stamp "tracecost"
   local files f rep mode
-  files=${KP_TRACE_KERNELS:-$(ls kernels/layernorm/cuda/bf16-23-*.cu kernels/layernorm/cuda/f32-17-*.cu kernels/softmax/cuda/f32-10-*.cu kernels/softmax/cuda/bf16-14-*.cu kernels/sum/cuda/f32-05-*.cu 2>/dev/null)}
+  files=${KP_TRACE_KERNELS:-$(ls kernels/layernorm/cuda/bf16-24-*.cu kernels/layernorm/cuda/f32-17-*.cu kernels/softmax/cuda/f32-10-*.cu kernels/softmax/cuda/bf16-14-*.cu kernels/sum/cuda/f32-05-*.cu 2>/dev/null)}
   for f in $files; do
     for rep in $(seq 1 "${KP_TRACE_REPS:-2}"); do
       # The order turns each round, so drift during a round does not

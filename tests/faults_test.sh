@@ -189,19 +189,23 @@ if command -v flock >/dev/null; then
     kill "$fl" 2>/dev/null
     wait "$fl" 2>/dev/null
 fi
-# An eval that holds the device (a call that hangs for 3 s), its lock file
+# An eval that holds the device (a call that hangs for 5 s), its lock file
 # removed under it: a second eval still waits for it.
 FAULT_TAG="kpf-$$-hang" "$K" eval "$S/exploits/host/hang.c" --op softmax --shape 33x100 --correctness --quiet \
-    --timeout 3 >/dev/null 2>&1 &
+    --timeout 5 >/dev/null 2>&1 &
 hp=$!
-# The device is held once the eval has its worker and the lock (a worker
-# is started before the lock is taken: the sandbox and exec need none).
+# The device is held through the hanging call once the lock has been held
+# for a second without a break: the eval takes and gives it back around
+# each piece of device work (its worker's start, each call), and between
+# them builds inputs without it, so a lock seen held once may be free
+# again a moment later, and a second eval would then take it.
 held() { ! command -v flock >/dev/null || ! flock -n "$lock" true 2>/dev/null; }
-for i in $(seq 400); do # until its worker runs and holds the device (the hanging call follows at once)
-    for p in $(tagged "kpf-$$-hang"); do [ "$(cat /proc/$p/comm 2>/dev/null)" != kproof ] && held && break 2; done
+run=0
+for i in $(seq 400); do
+    if held && [ -n "$(tagged "kpf-$$-hang")" ]; then run=$((run + 1)); else run=0; fi
+    [ $run -ge 20 ] && break
     sleep 0.05
 done
-sleep 0.5
 rm -f "$lock"
 KPROOF_LOCK_TIMEOUT=1 "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
 rc=$?

@@ -8,7 +8,7 @@ set -u
 lab_stamp "${1:-unknown}"
 norm="16384:4096 65536:1024 4096:16384"
 specs=()
-for f in kernels/layernorm/cuda/bf16-23-*.cu kernels/layernorm/cuda/f32-17-*.cu \
+for f in kernels/layernorm/cuda/bf16-24-*.cu kernels/layernorm/cuda/f32-17-*.cu \
          kernels/rmsnorm/cuda/bf16-02-*.cu kernels/rmsnorm/cuda/f32-02-*.cu; do
   for s in $norm; do specs+=("$f:$s"); done
 done
