@@ -168,8 +168,10 @@ static int acquire(void) {
             return -1;
         }
         double waited = kp_wall_s() - t0;
-        if (!holder || !said) holder = lock_holder();
         if (!said && waited > 0.5) {
+            /* /proc/locks is read for the message only, not on each of a
+             * waiter's polls (one a millisecond) */
+            holder = lock_holder();
             said = 1;
             if (announce) {
                 if (holder)
