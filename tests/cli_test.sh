@@ -148,6 +148,22 @@ assert cells
 for c in cells:
     l = c["device_lock"]
     assert abs(sum(l["held_phase_s"].values()) - l["held_s"]) < 0.01, l' "$T/xdemo.json"
+check "demo: the JSON counts its evaluations and its wall time" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = [c for r in d["rows"] for c in r["cells"] if c["verdict"]]
+assert d["evaluations"] == len(cells) and d["wall_s"] >= max(c["wall_s"] for c in cells), d' "$T/xdemo.json"
+# A baseline over twice as slow as another (the naive matmul against the
+# blocked one) stops being called once each has three samples: the blocked
+# one is still the strongest, the naive one is named as retired.
+{ echo "/* the naive matmul, under another name */"; "$K" init matmul --dtype f32 --backend host; } >"$T/mmc.c"
+"$K" eval "$T/mmc.c" --op matmul --dtype f32 --backend host --shape 256x256x256 --time-budget 0.3 --target 10 --quiet \
+    --json >"$T/mm.json" 2>"$T/err"
+check "a slow baseline is retired, the strongest kept" python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["shapes"][0]
+b = s["baseline"]
+assert s["verdict"] in ("PASS", "NOISY") and b["name"] == "f32-02-blocked" and b["others_retired"] == "f32-01-naive", s' "$T/mm.json"
 # ... and found among any number of other files (a folder of kernels grows
 # with generated lab variants; the listing once stopped at 64 names).
 for i in $(seq 1500); do : >"$T/root/kernels/sum/host/notes-$i.txt"; done

@@ -206,6 +206,7 @@ for i in $(seq 400); do
     [ $run -ge 20 ] && break
     sleep 0.05
 done
+check "removed lock file: the hanging eval held the device a second without a break" [ $run -ge 20 ]
 rm -f "$lock"
 KPROOF_LOCK_TIMEOUT=1 "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
 rc=$?

@@ -377,6 +377,7 @@ typedef struct kp_shape_result {
     int timed;
     kp_timing cand;         /* candidate timing (if timed) */
     char base_name[64];     /* strongest baseline */
+    char retired[128];      /* baselines no longer called once over twice as slow as another, comma-separated */
     kp_timing base;
     double speedup, speedup_lo, speedup_hi; /* base.median / cand.median */
     int nkernels;

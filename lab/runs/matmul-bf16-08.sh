@@ -4,8 +4,8 @@
 # busiest cluster saves at least 16 k-tiles) on every shape of the op and
 # on split, partial and unaligned shapes, then 07, 08 and lab 35 (08
 # splitting every partial round, from lab/gen.py) timed at the canonical
-# shapes against cuBLAS (interleaved in the same eval). Not yet run; the
-# prediction is in 08's header.
+# shapes against cuBLAS (interleaved in the same eval). Its prediction and
+# measurement are in 08's header (results/2026-12-04-h200-3291f92).
 # The extra shapes (16, kproof eval's most): split on 66 clusters
 # (4104x4112x4096: tiles_m odd, N partial, finishers adding three
 # writers; 3200x4352x2000: a partial last k-tile; 1700x5000x2000: ranges of

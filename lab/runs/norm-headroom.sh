@@ -26,10 +26,10 @@
 #   72 h56pad     16384x4096: 71 held to 8 blocks an SM (23's occupancy,
 #                 at 56 registers).
 # Measured at 3291f92, where 24 was what 71 is now and 71 what 24 is now
-# (docs/kernels.md): 23 +2.56% traced; the 64-register kernel for rows of
-# 4096 +0.45% (and 0.3% faster untraced); the 56-register ones nothing
-# traced but 2.7% (71) and 15% (72) slower untraced; at 1024 the
-# 56-register kernel +1.7% where 23 paid +1.2%.
+# (docs/kernels.md), both halves of the tracing on: 23 +2.61%; the
+# 64-register kernel for rows of 4096 +0.80% (and 0.3% faster untraced);
+# the 56-register ones nothing traced but 2.7% (71) and 15% (72) slower
+# untraced; at 1024 the 56-register kernel +1.69% where 23 paid +1.07%.
 # The driver prints, with tracing on, the largest registers a thread and
 # shared bytes a block the kernel records report (tracecost-raw.txt).
 #

@@ -325,27 +325,31 @@ static int reading(FILE *f, row *rows, int nr, const char *pre) {
     return problems;
 }
 
+/* Evaluations finished so far: the cells that have a verdict text. */
+static int count_cells(row *rows, int nr) {
+    int cells = 0;
+    for (int i = 0; i < nr; i++)
+        for (int m = 0; m < NMODES; m++) cells += rows[i].cell[m][0] != 0;
+    return cells;
+}
+
 /* The markdown and JSON files, rewritten after every row: a run cut short
- * keeps every row it finished. */
+ * keeps every row it finished, and says how long the demo had run. */
 static void write_files(const char *mdfile, const char *json, const kp_env *env, kp_backend be, row *rows, int nr,
-                        int complete) {
+                        int complete, double wall_s) {
     int problems = reading(NULL, rows, nr, "");
     char tmp[PATH_MAX + 32], why[200] = "";
     if (mdfile) {
         FILE *f = kp_cli_atomic_open(mdfile, tmp, sizeof tmp, why, sizeof why);
         if (f) {
             fprintf(f, "kproof demo on %s (%s backend), %s\n\n", env->gpu, kp_backend_name(be), env->date);
-            if (!complete) {
-                int cells = 0;
-                for (int i = 0; i < nr; i++)
-                    for (int m = 0; m < NMODES; m++) cells += rows[i].cell[m][0] != 0;
-                fprintf(f, "(cut short: %d of %d evaluations finished)\n\n", cells, nr * NMODES);
-            }
+            if (!complete) fprintf(f, "(cut short: %d of %d evaluations finished)\n\n", count_cells(rows, nr), nr * NMODES);
             print_matrix(f, rows, nr, 1);
             fprintf(f, "\n");
             reading(f, rows, nr, "");
             fprintf(f, "\n");
             print_sandbox(f, 0);
+            fprintf(f, "\n%d evaluations in %.0f s\n", count_cells(rows, nr), wall_s);
         }
         if (!f || kp_cli_atomic_close(f, tmp, mdfile, why, sizeof why)) {
             fprintf(stderr, "kproof demo: cannot write %s: %s\n", mdfile, why);
@@ -385,7 +389,8 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
                 }
                 fprintf(f, "]}");
             }
-            fprintf(f, "\n], \"complete\": %s, \"problems\": %d}\n", complete ? "true" : "false", problems);
+            fprintf(f, "\n], \"complete\": %s, \"problems\": %d, \"evaluations\": %d, \"wall_s\": %.1f}\n",
+                    complete ? "true" : "false", problems, count_cells(rows, nr), wall_s);
         }
         if (!f || kp_cli_atomic_close(f, tmp, json, why, sizeof why)) {
             fprintf(stderr, "kproof demo: cannot write %s: %s\n", json, why);
@@ -595,7 +600,7 @@ static void run_parallel(const demo_cfg *g, row *rows, int nr, int jobs, const c
                     }
                 done += NMODES - got[i];
             }
-            write_files(mdfile, json, g->env, g->be, rows, nr, 0);
+            write_files(mdfile, json, g->env, g->be, rows, nr, 0, kp_wall_s() - t0);
         }
     }
     close(fds[0]);
@@ -716,7 +721,7 @@ int kp_cli_demo(int argc, char **argv) {
                              kp_wall_s() - t0);
                 run_cell(&cfg, &rows[i], m);
             }
-            write_files(mdfile, json, &env, be, rows, nr, 0);
+            write_files(mdfile, json, &env, be, rows, nr, 0, kp_wall_s() - t0);
         }
     }
     double lock_total[2] = {0, 0}, held_total[KP_NPHASES] = {0};
@@ -749,7 +754,7 @@ int kp_cli_demo(int argc, char **argv) {
     int problems = reading(stdout, rows, nr, "");
     printf("\n");
     print_sandbox(stdout, 0);
-    write_files(mdfile, json, &env, be, rows, nr, 1);
+    write_files(mdfile, json, &env, be, rows, nr, 1, kp_wall_s() - t0);
     if (write_failed) return KP_EXIT_INTERNAL;
     return problems ? 1 : 0;
 }

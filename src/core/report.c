@@ -687,6 +687,7 @@ static void json_shape(jw *w, const kp_result *r, const kp_shape_result *sr)
         jw_num(w, "speedup_lo", sr->speedup_lo);
         jw_num(w, "speedup_hi", sr->speedup_hi);
         json_samples(w, &sr->base);
+        jw_strn(w, "others_retired", sr->retired);
         jw_close(w, '}');
     } else {
         jw_null(w, "baseline");

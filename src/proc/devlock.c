@@ -238,5 +238,5 @@ const char *kp_devlock_error(void) { return lock_err[0] ? lock_err : "the device
 
 void kp_devlock_times(double *wait_s, double *held_s) {
     *wait_s = wait_total;
-    *held_s = held_total + (depth > 0 ? kp_wall_s() - held_since : 0);
+    *held_s = held_total + (depth > 0 && held_ok ? kp_wall_s() - held_since : 0);
 }

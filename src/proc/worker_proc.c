@@ -252,13 +252,13 @@ static void release_worker(kp_wk *w);
  * lock is taken once the worker waits for its session token, the first
  * thing it reads: staging the build, the sandbox, exec and the dynamic
  * loader run before that, touch no device, and need no lock. */
-/* The parent's large buffers (inputs, float64 references, fetched outputs,
- * a shape's worth each) are freed and allocated again shape after shape.
- * By default glibc maps each one afresh and unmaps it on free, so every
- * shape pays its page faults and zeroing again: a third of a host
- * evaluation's CPU was the kernel's. Kept in the heap instead (allocations
- * up to 32 MiB from the heap, free memory at its top never trimmed), the
- * parent reuses pages it already has; its peak is what it was. Set once,
+/* The parent's buffers (inputs, float64 references, fetched outputs, a
+ * shape's worth each) are freed and allocated again shape after shape. By
+ * default glibc maps each one over 128 KiB afresh and unmaps it on free,
+ * so every shape pays its page faults and zeroing again: a third of a host
+ * evaluation's CPU was the kernel's. Those up to 32 MiB now come from the
+ * heap (free memory at its top never trimmed), so the parent reuses pages
+ * it already has; larger ones are still mapped each time. Set once,
  * in the parent, before its first worker: a worker is a fresh exec, with
  * glibc's defaults, so what its candidate allocates is measured as before. */
 static void parent_heap_setup(void) {
@@ -422,7 +422,11 @@ static int start_worker(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
     *held = 1;
     if (kp_devlock_hold(1)) {
         snprintf(err, errlen, "%s", kp_devlock_error());
-        release_worker(w); /* it never reached the device */
+        /* Killed while it waits for its token, before it reaches the
+         * device: a QUIT frame would be read as the token, and the worker
+         * would go on to make its context without the lock. */
+        kill_group(w);
+        release_worker(w);
         *out = NULL;
         return KP_WK_SYS;
     }

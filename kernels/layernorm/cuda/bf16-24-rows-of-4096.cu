@@ -4,14 +4,19 @@
  * for rows of PER * TPR (FULL: every slot holds a value, no short-row
  * paths, the length a constant), at 23's launch bounds (8 blocks of 128
  * threads an SM, 64 registers). Other widths: 23's code.
- * Why: under CUPTI's concurrent-kernel tracing (on for every call kproof
- * times) 23 took 2.56% more time at 16384x4096, 24 0.45%
+ * Why: under kproof's tracing (activity records and API callbacks, on for
+ * every call it times) 23 took 2.61% more time at 16384x4096, 24 0.80%
  * (lab/tracecost.sh, 3 rounds of 100 cold calls: untraced 64.06 us for 23,
- * 63.84 for 24; traced 65.70 and 64.13). The same kernel held to 56
- * registers (9 blocks an SM) paid nothing traced but ran 65.82 untraced,
- * and 23's 1024 kernel at 56 registers paid more (+1.7% against +1.2%):
- * spare registers are not what tracing needs (docs/kernels.md).
- * measured: see docs/kernels.md and results/README.md for its run of record.
+ * 63.84 for 24; traced 65.73 and 64.35;
+ * results/2026-12-04-h200-3291f92/norm-lab), and in a second run 23
+ * +2.31%, 24 -0.06% (results/2026-12-04-h200-35da0f1/tracecost-lab.txt).
+ * The same kernel held to 56 registers (9 blocks an SM) paid nothing
+ * traced but ran 65.82 us untraced, and at 1024 columns 56 registers paid
+ * +1.69% against 23's +1.07%: spare registers are not what tracing needs.
+ * measured: PASS on all 32 shapes of the op; 63.89 us [63.17, 64.42] at
+ * 16384x4096 (99.0% of the copy rate), 63.34 [63.02, 64.24] at 65536x1024,
+ * 66.50 [66.17, 67.04] at 4096x16384 (23's code at the last two)
+ * (results/2026-12-04-h200-35da0f1/kernels-lab).
  */
 #include <kproof/kernel.h>
 

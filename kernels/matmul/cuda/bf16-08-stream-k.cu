@@ -55,7 +55,7 @@
  *     split on 66 clusters: 4104x4112x4096, 3200x4352x2000, 1700x5000x2000
  *     (finishers adding up to 8 writers), 1408x4864x4096, 2944x4608x1536).
  * measured: PASS on the op's 14 shapes and the 16 extras; 8192^3 in
- * 1.351 ms [1.350, 1.352] against 07's 1.365 in the same run (-1.1%,
+ * 1.351 ms [1.350, 1.352] against 07's 1.365 in the same run (-1.0%,
  * 1.018x [1.016, 1.019] cuBLAS: prediction 1 held); where it does not
  * split, 0.5-1.0% slower than 07 (181.42 against 179.68 us at 4096^3,
  * intervals apart; prediction 2 missed); lab 35 6-7% slower at 4096^3

@@ -317,7 +317,7 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
             snprintf(r->check_name, sizeof r->check_name, "%s", sr->check_name);
             snprintf(r->detail, sizeof r->detail, "at %s: %s", st, sr->detail);
         }
-        for (int k = 0; k < np; k++) parts[k].n = parts[k].host_bound = 0;
+        for (int k = 0; k < np; k++) parts[k].n = parts[k].host_bound = parts[k].retired = 0;
         if (!parts[0].alive) stop = 1;
     }
     if (stop && r->nshapes < ns)

@@ -39,6 +39,7 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     double *t, *th;        /* samples: reported time, host time */
     int n, cap;
     int host_bound;        /* kept samples that were the host's enqueue time */
+    int retired;           /* a baseline too slow to be the strongest: no longer called this shape */
 } part;
 
 typedef struct iset {      /* one input set as the parent knows it */

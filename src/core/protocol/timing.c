@@ -197,6 +197,36 @@ int kpp_timing(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result 
     return bad;
 }
 
+/* The strongest baseline is the one with the lowest median. A baseline
+ * whose fastest kept sample is more than twice the slowest of another
+ * baseline's (both with three or more) cannot be it, so it is no longer
+ * called this shape: at 8192^3 a naive matmul takes a tenth of a second
+ * a call or more, and called as often as the candidate it was most of the
+ * eval's time. Its samples stay, so it still stands in should the faster
+ * one be dropped later. */
+static void retire_slow_baselines(ctx *c, part *parts, int np, kp_shape_result *sr) {
+    for (int k = 1; k < np; k++) {
+        part *p = &parts[k];
+        if (!p->alive || p->retired || p->n < 3) continue;
+        double fastest = p->t[0];
+        for (int i = 1; i < p->n; i++) fastest = p->t[i] < fastest ? p->t[i] : fastest;
+        for (int j = 1; j < np; j++) {
+            const part *q = &parts[j];
+            if (j == k || !q->alive || q->n < 3) continue;
+            double slowest = q->t[0];
+            for (int i = 1; i < q->n; i++) slowest = q->t[i] > slowest ? q->t[i] : slowest;
+            if (2 * slowest < fastest) {
+                p->retired = 1;
+                size_t u = strlen(sr->retired);
+                snprintf(sr->retired + u, sizeof sr->retired - u, "%s%s", u ? "," : "", p->name);
+                kpp_progress(c, "  timing: baseline %s stops after %d samples (fastest %.3g s, over twice %s's slowest %.3g s)",
+                             p->name, p->n, fastest, q->name, slowest);
+                break;
+            }
+        }
+    }
+}
+
 /* Frees sets. */
 static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *sets, int nsets,
                          kp_shape_result *sr) {
@@ -222,6 +252,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
     int *perm = (int *)malloc((size_t)nsets * sizeof(int));
     if (!perm) bad = kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
     double t0 = 0; /* the budget starts after the warm-up */
+    double paused = 0; /* and leaves out waiting to take the lock back after a rebuild */
     int pass = -1, settled = 0;
     for (int it = 0; !bad; it++) {
         int slot = it % nsets;
@@ -238,16 +269,18 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                 for (int i = 0; i < nsets; i++) kpp_iset_free(c->op, &sets[i]);
                 if (whole) kp_devlock_hold(0);
                 int mk = kpp_iset_make_many(c, sh, 0, sets, nsets, err, sizeof err);
+                double p0 = kp_wall_s();
                 if (whole && kp_devlock_hold(1)) {
                     bad = kpp_decide(sr, KP_ERROR, "harness", "%s", kp_devlock_error());
                     break;
                 }
+                if (whole && t0 > 0) paused += kp_wall_s() - p0;
                 if (mk) {
                     bad = kpp_decide(sr, KP_ERROR, "harness", "%s", err);
                     break;
                 }
                 for (int k = 0; k < np && !bad; k++) {
-                    if (!parts[k].alive) continue;
+                    if (!parts[k].alive || parts[k].retired) continue;
                     kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
                     if (kpp_part_setup(c, &parts[k], sh, 0, sets, nsets, 1, NULL, tgt)) {
                         if (k == 0) bad = 1;
@@ -271,7 +304,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
         for (int kk = 0; kk < np && !bad; kk++) {
             int k = (kk + it) % np; /* rotate who goes first: drift hits everyone */
             part *p = &parts[k];
-            if (!p->alive) continue;
+            if (!p->alive || p->retired) continue;
             kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
             run_out ro;
             /* Each participant's first call here is not held: a first use
@@ -313,7 +346,8 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
             if (keep && push_sample(p, t, ro.rep.host_s)) bad = kpp_decide(sr, KP_ERROR, "harness", "out of memory");
         }
         if (bad || !keep) continue;
-        double el = kp_wall_s() - t0;
+        retire_slow_baselines(c, parts, np, sr);
+        double el = kp_wall_s() - t0 - paused;
         /* The budget may not cut a run short of its minimum samples, unless
          * the candidate is so slow that five budgets have passed. */
         if (parts[0].n < c->o->stop.min_samples && el < 5 * c->o->stop.budget_s) continue;
