@@ -325,11 +325,12 @@ static int reading(FILE *f, row *rows, int nr, const char *pre) {
     return problems;
 }
 
-/* Evaluations finished so far: the cells that have a verdict text. */
-static int count_cells(row *rows, int nr) {
+/* Evaluations: those finished so far (a cell that runs and has its text),
+ * or all that run. */
+static int count_cells(row *rows, int nr, int finished) {
     int cells = 0;
     for (int i = 0; i < nr; i++)
-        for (int m = 0; m < NMODES; m++) cells += rows[i].cell[m][0] != 0;
+        for (int m = 0; m < NMODES; m++) cells += runs_in(&rows[i], m) && (!finished || rows[i].cell[m][0] != 0);
     return cells;
 }
 
@@ -343,13 +344,14 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
         FILE *f = kp_cli_atomic_open(mdfile, tmp, sizeof tmp, why, sizeof why);
         if (f) {
             fprintf(f, "kproof demo on %s (%s backend), %s\n\n", env->gpu, kp_backend_name(be), env->date);
-            if (!complete) fprintf(f, "(cut short: %d of %d evaluations finished)\n\n", count_cells(rows, nr), nr * NMODES);
+            if (!complete)
+                fprintf(f, "(cut short: %d of %d evaluations finished)\n\n", count_cells(rows, nr, 1), count_cells(rows, nr, 0));
             print_matrix(f, rows, nr, 1);
             fprintf(f, "\n");
             reading(f, rows, nr, "");
             fprintf(f, "\n");
             print_sandbox(f, 0);
-            fprintf(f, "\n%d evaluations in %.0f s\n", count_cells(rows, nr), wall_s);
+            fprintf(f, "\n%d evaluations in %.0f s\n", count_cells(rows, nr, 1), wall_s);
         }
         if (!f || kp_cli_atomic_close(f, tmp, mdfile, why, sizeof why)) {
             fprintf(stderr, "kproof demo: cannot write %s: %s\n", mdfile, why);
@@ -390,7 +392,7 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
                 fprintf(f, "]}");
             }
             fprintf(f, "\n], \"complete\": %s, \"problems\": %d, \"evaluations\": %d, \"wall_s\": %.1f}\n",
-                    complete ? "true" : "false", problems, count_cells(rows, nr), wall_s);
+                    complete ? "true" : "false", problems, count_cells(rows, nr, 1), wall_s);
         }
         if (!f || kp_cli_atomic_close(f, tmp, json, why, sizeof why)) {
             fprintf(stderr, "kproof demo: cannot write %s: %s\n", json, why);
