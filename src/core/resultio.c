@@ -136,6 +136,7 @@ static int read_shape(const kp_op *op, const kp_json *s, kp_shape_result *sr, ch
     const kp_json *b = kp_json_get(s, "baseline");
     if (sr->timed && b && b->type == KP_JSON_OBJ) {
         COPY_STR(sr->base_name, kp_json_get(b, "name"));
+        COPY_STR(sr->retired, kp_json_get(b, "others_retired"));
         read_timing(b, &sr->base);
         sr->speedup = num(b, "speedup");
         sr->speedup_lo = num(b, "speedup_lo");

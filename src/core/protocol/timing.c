@@ -198,12 +198,13 @@ int kpp_timing(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result 
 }
 
 /* The strongest baseline is the one with the lowest median. A baseline
- * whose fastest kept sample is more than twice the slowest of another
- * baseline's (both with three or more) cannot be it, so it is no longer
- * called this shape: at 8192^3 a naive matmul takes a tenth of a second
- * a call or more, and called as often as the candidate it was most of the
- * eval's time. Its samples stay, so it still stands in should the faster
- * one be dropped later. */
+ * whose fastest kept sample is more than twice another baseline's median
+ * (both with three or more) has a median over twice that one's, so it
+ * cannot be the strongest; it is no longer called this shape: at 8192^3 a
+ * naive matmul takes a tenth of a second a call or more, and called as
+ * often as the candidate it was most of the eval's time. Its samples stay;
+ * should a baseline be dropped, every retired one is judged again
+ * (unretire_baselines). */
 static void retire_slow_baselines(ctx *c, part *parts, int np, kp_shape_result *sr) {
     for (int k = 1; k < np; k++) {
         part *p = &parts[k];
@@ -213,18 +214,23 @@ static void retire_slow_baselines(ctx *c, part *parts, int np, kp_shape_result *
         for (int j = 1; j < np; j++) {
             const part *q = &parts[j];
             if (j == k || !q->alive || q->n < 3) continue;
-            double slowest = q->t[0];
-            for (int i = 1; i < q->n; i++) slowest = q->t[i] > slowest ? q->t[i] : slowest;
-            if (2 * slowest < fastest) {
+            double med = kp_median(q->t, q->n);
+            if (2 * med < fastest) {
                 p->retired = 1;
                 size_t u = strlen(sr->retired);
                 snprintf(sr->retired + u, sizeof sr->retired - u, "%s%s", u ? "," : "", p->name);
-                kpp_progress(c, "  timing: baseline %s stops after %d samples (fastest %.3g s, over twice %s's slowest %.3g s)",
-                             p->name, p->n, fastest, q->name, slowest);
+                kpp_progress(c, "  timing: baseline %s stops after %d samples (fastest %.3g s, over twice %s's median %.3g s)",
+                             p->name, p->n, fastest, q->name, med);
                 break;
             }
         }
     }
+}
+
+/* A baseline was dropped: the ones retired against it are called again. */
+static void unretire_baselines(part *parts, int np, kp_shape_result *sr) {
+    for (int k = 1; k < np; k++) parts[k].retired = 0;
+    sr->retired[0] = 0;
 }
 
 /* Frees sets. */
@@ -280,11 +286,15 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                     break;
                 }
                 for (int k = 0; k < np && !bad; k++) {
-                    if (!parts[k].alive || parts[k].retired) continue;
+                    /* retired ones too: one called again after a drop needs this pass's sets */
+                    if (!parts[k].alive) continue;
                     kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
                     if (kpp_part_setup(c, &parts[k], sh, 0, sets, nsets, 1, NULL, tgt)) {
                         if (k == 0) bad = 1;
-                        else parts[k].alive = 0;
+                        else {
+                            parts[k].alive = 0;
+                            unretire_baselines(parts, np, sr);
+                        }
                     }
                 }
                 if (bad) break;
@@ -301,10 +311,13 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
          * at least one per set on small rotations): checked, not kept. */
         int keep = it >= (nsets < 3 ? nsets : 3);
         if (keep && t0 == 0) t0 = kp_wall_s();
-        for (int kk = 0; kk < np && !bad; kk++) {
-            int k = (kk + it) % np; /* rotate who goes first: drift hits everyone */
+        int act[MAX_PART], na = 0; /* who is called this round */
+        for (int k = 0; k < np; k++)
+            if (k == 0 || (parts[k].alive && !parts[k].retired)) act[na++] = k;
+        for (int kk = 0; kk < na && !bad; kk++) {
+            int k = act[(kk + it) % na]; /* rotate who goes first: drift hits everyone */
             part *p = &parts[k];
-            if (!p->alive || p->retired) continue;
+            if (!p->alive) continue;
             kp_shape_result *tgt = k == 0 ? sr : &bsr[k];
             run_out ro;
             /* Each participant's first call here is not held: a first use
@@ -322,6 +335,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                 if (k == 0) bad = 1;
                 else {
                     p->alive = 0;
+                    unretire_baselines(parts, np, sr);
                     kp_result_warn(c->r, "baseline %s dropped: %s", p->name, tgt->detail);
                 }
                 continue;
