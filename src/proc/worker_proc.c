@@ -247,11 +247,6 @@ int kp_wk_available(kp_backend b, char *err, size_t errlen) {
 static int start_worker(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, size_t errlen, int *held);
 static void release_worker(kp_wk *w);
 
-/* A worker's start (its CUDA context, its first allocations) under the
- * device lock too: another process's memory guard must not see it. The
- * lock is taken once the worker waits for its session token, the first
- * thing it reads: staging the build, the sandbox, exec and the dynamic
- * loader run before that, touch no device, and need no lock. */
 /* The parent's buffers (inputs, float64 references, fetched outputs, a
  * shape's worth each) are freed and allocated again shape after shape. By
  * default glibc maps each one over 128 KiB afresh and unmaps it on free,
@@ -266,6 +261,11 @@ static void parent_heap_setup(void) {
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
 }
 
+/* A worker's start (its CUDA context, its first allocations) under the
+ * device lock too: another process's memory guard must not see it. The
+ * lock is taken once the worker waits for its session token, the first
+ * thing it reads: staging the build, the sandbox, exec and the dynamic
+ * loader run before that, touch no device, and need no lock. */
 int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, size_t errlen) {
     static pthread_once_t heap_once = PTHREAD_ONCE_INIT;
     pthread_once(&heap_once, parent_heap_setup);

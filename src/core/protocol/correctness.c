@@ -27,18 +27,7 @@ static int judge_check(kp_shape_result *sr, const kp_check *k, const char *when)
 }
 
 /* Full output check of the call just made on `set`. */
-static int check_full_(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when);
-
-/* Full output check of the call just made on `set`, its seconds charged
- * to checks (the fetch inside to fetches). */
-static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when) {
-    int was = kpp_work(c, KP_WORK_CHECK);
-    int rc = check_full_(c, p, sh, s, set, sr, when);
-    kpp_work(c, was);
-    return rc;
-}
-
-static int check_full_(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when) {
+static int check_full_body(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when) {
     int ob = kp_op_output_buf(c->op);
     int64_t bytes = c->op->buf_elems(sh, ob) * (int64_t)kp_dtype_size(c->op->bufs[ob].dtype);
     void *out = malloc(bytes ? (size_t)bytes : 1);
@@ -55,6 +44,14 @@ static int check_full_(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp
     kp_check_output(c->op, sh, (const void *const *)s->in, &r, out, kp_rng_next(&c->rng), &k);
     free(out);
     return judge_check(sr, &k, when);
+}
+
+/* The same, its seconds charged to checks (the fetch inside to fetches). */
+static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when) {
+    int was = kpp_work(c, KP_WORK_CHECK);
+    int rc = check_full_body(c, p, sh, s, set, sr, when);
+    kpp_work(c, was);
+    return rc;
 }
 
 /* ---- a timed output on a lazy matmul set ------------------------------------------ */
@@ -210,15 +207,6 @@ static int check_lazy_grid(ctx *c, part *p, const kp_shape *sh, iset *s, int set
  * after the call returned, so the candidate cannot know which; all fetched
  * first, then their reference: from the set's whole one, or for a lazy set
  * the rows they cover, generated and referenced on all cores. */
-static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr);
-
-int kpp_check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
-    int was = kpp_work(c, KP_WORK_CHECK);
-    int rc = check_sampled(c, p, sh, s, set, sr);
-    kpp_work(c, was);
-    return rc;
-}
-
 static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
     int ob = kp_op_output_buf(c->op);
     int64_t n = c->op->buf_elems(sh, ob);
@@ -268,6 +256,14 @@ static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, 
     free(want);
     free(tol);
     return bad;
+}
+
+/* The same, its seconds charged to checks. */
+int kpp_check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
+    int was = kpp_work(c, KP_WORK_CHECK);
+    int rc = check_sampled(c, p, sh, s, set, sr);
+    kpp_work(c, was);
+    return rc;
 }
 
 /* ---- phase 1: correctness --------------------------------------------------------- */

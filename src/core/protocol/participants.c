@@ -83,17 +83,6 @@ static int generator_mismatch(ctx *c, kp_shape_result *sr, int buf, int set, int
 /* misalign: per set, the buffers the worker puts one element past a
  * 16-byte boundary (kp_setup_req), or NULL for none. */
 static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
-                      const uint32_t *misalign, kp_shape_result *sr);
-
-int kpp_part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
-                   const uint32_t *misalign, kp_shape_result *sr) {
-    int was = kpp_work(c, KP_WORK_SETUP);
-    int rc = part_setup(c, p, sh, dist, sets, nsets, guards, misalign, sr);
-    kpp_work(c, was);
-    return rc;
-}
-
-static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
                       const uint32_t *misalign, kp_shape_result *sr) {
     kp_setup_req q;
     memset(&q, 0, sizeof q);
@@ -124,6 +113,15 @@ static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets,
             if (rep.in_cksum[i][b] != sets[i].cksum[b]) return generator_mismatch(c, sr, b, i, -1);
         }
     return 0;
+}
+
+/* The same, its seconds charged to setting up. */
+int kpp_part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
+                   const uint32_t *misalign, kp_shape_result *sr) {
+    int was = kpp_work(c, KP_WORK_SETUP);
+    int rc = part_setup(c, p, sh, dist, sets, nsets, guards, misalign, sr);
+    kpp_work(c, was);
+    return rc;
 }
 
 int kpp_part_run(ctx *c, part *p, int set, int flags, run_out *out, kp_shape_result *sr) {
@@ -211,15 +209,6 @@ int kpp_judge_run(ctx *c, part *p, const run_out *ro, int flags, kp_shape_result
     return 0;
 }
 
-static int fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr);
-
-int kpp_fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr) {
-    int was = kpp_work(c, KP_WORK_FETCH);
-    int rc = fetch(c, p, set, buf, off, bytes, dst, sr);
-    kpp_work(c, was);
-    return rc;
-}
-
 static int fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr) {
     char err[300];
     int64_t done = 0;
@@ -238,6 +227,14 @@ static int fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, 
         done += n;
     }
     return 0;
+}
+
+/* The same, its seconds charged to fetches. */
+int kpp_fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr) {
+    int was = kpp_work(c, KP_WORK_FETCH);
+    int rc = fetch(c, p, set, buf, off, bytes, dst, sr);
+    kpp_work(c, was);
+    return rc;
 }
 
 /* n ranges of `bytes` each at byte offsets off[] of a buffer, into dst in

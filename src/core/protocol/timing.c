@@ -74,18 +74,7 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
  * only slows a batch down). The batch's last output is checked too, so a
  * candidate cannot idle through it. Returns 0 with *floor set, or 1 when
  * it decided the shape's verdict. */
-static int parent_floor_(ctx *c, part *p, double median, const kp_shape *sh, iset *set0, kp_shape_result *sr,
-                         double *floor);
-
-static int parent_floor(ctx *c, part *p, double median, const kp_shape *sh, iset *set0, kp_shape_result *sr,
-                        double *floor) {
-    int was = kpp_work(c, KP_WORK_FLOOR);
-    int rc = parent_floor_(c, p, median, sh, set0, sr, floor);
-    kpp_work(c, was);
-    return rc;
-}
-
-static int parent_floor_(ctx *c, part *p, double median, const kp_shape *sh, iset *set0, kp_shape_result *sr,
+static int parent_floor_body(ctx *c, part *p, double median, const kp_shape *sh, iset *set0, kp_shape_result *sr,
                          double *floor) {
     char err[300];
     *floor = 0;
@@ -112,6 +101,15 @@ static int parent_floor_(ctx *c, part *p, double median, const kp_shape *sh, ise
     if (GUARD(c, KPP_G_CHECK_TIMED) && kpp_check_sampled(c, p, sh, set0, 0, sr)) return 1;
     *floor = best[1] > best[0] ? best[1] - best[0] : 0;
     return 0;
+}
+
+/* The same, its seconds charged to the floor. */
+static int parent_floor(ctx *c, part *p, double median, const kp_shape *sh, iset *set0, kp_shape_result *sr,
+                        double *floor) {
+    int was = kpp_work(c, KP_WORK_FLOOR);
+    int rc = parent_floor_body(c, p, median, sh, set0, sr, floor);
+    kpp_work(c, was);
+    return rc;
 }
 
 static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *sets, int nsets,
