@@ -191,9 +191,13 @@ static void test_distributions(void) {
     CHECK(other_same);
 }
 
-/* kp_gen_run (the CPU's fill: sixteen counters at once where AVX2 exists, eight
- * where SSE2 does)
- * gives kp_gen_value's bits for every element: each kind, as float and as
+/* kp_gen_run built without AVX2 (tests/gen_sse2_path.c). */
+void kp_test_gen_run_no_avx2(const kp_gen *g, uint64_t seed, uint32_t stream, uint64_t begin, int64_t n, float *out,
+                             uint16_t *out16);
+
+/* kp_gen_run (the CPU's fill: sixteen counters at once where AVX2 exists,
+ * eight where SSE2 does), and the same built without AVX2, give
+ * kp_gen_value's bits for every element: each kind, as float and as
  * bf16, from starts that are not multiples of eight, across the low
  * counter word's wrap at 2^32, lengths that leave a scalar tail, with and
  * without spikes (periods that do and do not divide the start). */
@@ -206,8 +210,8 @@ static void test_run(void) {
     };
     static const uint64_t begins[] = {0, 3, 1000, ((uint64_t)1 << 32) - 13, ((uint64_t)5 << 32) + 77};
     static const int64_t lens[] = {0, 1, 7, 8, 9, 64, 1001};
-    float f[1001];
-    uint16_t h[1001];
+    float f[1001], f2[1001];
+    uint16_t h[1001], h2[1001];
     int bad = 0;
     for (size_t k = 0; k < sizeof gens / sizeof *gens; k++)
         for (size_t b = 0; b < sizeof begins / sizeof *begins; b++)
@@ -215,10 +219,14 @@ static void test_run(void) {
                 uint64_t seed = 0x9e3779b97f4a7c15ull * (k + 1) + b;
                 kp_gen_run(&gens[k], seed, (uint32_t)k, begins[b], lens[l], f, NULL);
                 kp_gen_run(&gens[k], seed, (uint32_t)k, begins[b], lens[l], NULL, h);
+                kp_test_gen_run_no_avx2(&gens[k], seed, (uint32_t)k, begins[b], lens[l], f2, NULL);
+                kp_test_gen_run_no_avx2(&gens[k], seed, (uint32_t)k, begins[b], lens[l], NULL, h2);
                 for (int64_t i = 0; i < lens[l]; i++) {
                     float v = kp_gen_value(&gens[k], seed, (uint32_t)k, begins[b] + (uint64_t)i);
                     bad += f2u(f[i]) != f2u(v);
                     bad += h[i] != kp_f32_to_bf16_bits(v);
+                    bad += f2u(f2[i]) != f2u(v);
+                    bad += h2[i] != kp_f32_to_bf16_bits(v);
                 }
             }
     CHECK(bad == 0);

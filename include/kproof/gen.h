@@ -167,8 +167,10 @@ static inline void kp_gen_eight_(const kp_gen *g, uint64_t seed, uint32_t stream
 /* The same eight-lane steps on x86-64 CPUs with AVX2, sixteen counters a
  * call (two registers of eight), chosen at run time: the SSE2 path's
  * integer steps and float conversion, multiply and add, lane by lane
- * (AVX2 implies no FMA, so the multiply and add stay two roundings). */
-#if defined(__GNUC__) && defined(__x86_64__)
+ * (AVX2 implies no FMA, so the multiply and add stay two roundings).
+ * KP_GEN_NO_AVX2 defined before this header leaves it out (test_gen runs
+ * the SSE2 path that way on a CPU that has AVX2). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(KP_GEN_NO_AVX2)
 #include <immintrin.h>
 #define KP_GEN_AVX2 1
 __attribute__((target("avx2"))) static inline void kp_gen_mulhilo8_(__m256i a, __m256i m, __m256i *lo, __m256i *hi) {

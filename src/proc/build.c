@@ -225,9 +225,7 @@ static int run_capture(char *const argv[], char *out, size_t outlen, const build
     }
     close(p[0]);
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    kill(-pid, SIGKILL); /* whatever it left in its group */
+    kp_reap_group(pid, &st, 1); /* and whatever it left in its group */
     kp_cleanup_group(slot, 0);
     if (stopped) return stopped;
     if (WIFEXITED(st)) return WEXITSTATUS(st) == 127 ? RUN_NOEXEC : WEXITSTATUS(st);

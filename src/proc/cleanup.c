@@ -7,9 +7,11 @@
  * (a demo row) never kills or removes what its parent listed. */
 #include <limits.h>
 #include <pthread.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -115,4 +117,21 @@ void kp_die_with_parent(pid_t parent, int sig) {
         raise(sig);
         _exit(128 + sig); /* sig was ignored */
     }
+}
+
+int kp_reap_group(pid_t pid, int *status, int block) {
+    siginfo_t si;
+    for (;;) {
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) == 0) break;
+        if (errno != EINTR) return -1;
+    }
+    if (si.si_pid != pid) return 0; /* WNOHANG: still running */
+    kill(-pid, SIGKILL);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) return -1;
+    }
+    if (status) *status = st;
+    return 1;
 }

@@ -30,6 +30,13 @@ void kp_cleanup_group(int slot, pid_t pgid);
 /* The child is reaped and its file and folder removed: forget them. */
 void kp_cleanup_drop(int slot);
 
+/* Waits for a group leader `pid` (block 0: only if it has already
+ * ended) and reaps it, killing its whole group first: while the leader is
+ * a zombie its number still names the group, so nothing that took the
+ * number since can be hit. 1 with its wait status in *status, 0 if it is
+ * still running (block 0 only), -1 if it is not our child. */
+int kp_reap_group(pid_t pid, int *status, int block);
+
 /* In a child, right after fork: get `sig` when `parent` dies, and if it
  * already has, die now. Linux only (PR_SET_PDEATHSIG; elsewhere only the
  * check). The signal comes when the thread that forked ends, so fork from

@@ -102,8 +102,7 @@ static void describe_death(kp_wk *w, char *err, size_t len) {
 static void reap(kp_wk *w, int block) {
     if (w->dead) return;
     int st = 0;
-    pid_t r = waitpid(w->pid, &st, block ? 0 : WNOHANG);
-    if (r == w->pid) {
+    if (kp_reap_group(w->pid, &st, block) == 1) { /* what it left in its group goes with it */
         w->dead = 1;
         w->status = st;
         kp_cleanup_group(w->slot, 0); /* the number is free again */
@@ -508,8 +507,18 @@ static int call_locked(kp_wk *w, uint32_t type, const void *req, size_t reqlen, 
             rc = read_payload(w, &h, &buf, deadline, err, errlen);
         }
         if (rc && !*held) { /* killing the worker ends its context: device work */
-            kp_devlock_hold(1);
             *held = 1;
+            if (kp_devlock_hold(1)) {
+                /* The worker is ended all the same (it must not be left
+                 * running); the report says its end may have overlapped
+                 * another process's device work. */
+                char lock[160];
+                snprintf(lock, sizeof lock, "%s", kp_devlock_error());
+                finish_error(w, rc, err, errlen, timeout_s);
+                size_t n = strlen(err);
+                snprintf(err + n, errlen - n, " (ended without the device lock: %s)", lock);
+                return rc;
+            }
         }
         if (rc) return finish_error(w, rc, err, errlen, timeout_s);
         if (h.seq != seq) {
@@ -563,8 +572,7 @@ static void release_worker(kp_wk *w) {
             if (!w->dead) usleep(2000);
         }
     }
-    kill(-w->pid, SIGKILL); /* and whatever it left behind in its group */
-    kill_group(w);
+    kill_group(w); /* and whatever it left behind in its group (reaping kills that too) */
     close(w->req);
     close(w->rep);
     close(w->log);
