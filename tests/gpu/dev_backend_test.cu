@@ -527,8 +527,12 @@ static void traced_call(int hold, void (*body)(float *), float *p, void (*after_
     kp_dev_trace_event(kp_dev_event_elapsed() * g_report_scale);
 }
 
-static void body_spin_given(float *p) { spin_kernel<<<1, 1, 0, (cudaStream_t)kp_dev_stream()>>>(200000); }
+static void body_spin_given(float *p) {
+    (void)p;
+    spin_kernel<<<1, 1, 0, (cudaStream_t)kp_dev_stream()>>>(200000);
+}
 static void body_spin_side_joined(float *p) {
+    (void)p;
     cudaStream_t s = (cudaStream_t)kp_dev_stream();
     cudaEvent_t f, j;
     cudaEventCreateWithFlags(&f, cudaEventDisableTiming);
