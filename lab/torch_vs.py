@@ -155,25 +155,31 @@ def kernel_meta(path, op=None):
     return op, dtype, name
 
 
-def build_all(kernels, build_dir, nvcc=None, log=print):
-    """Builds every kernel file at once (nvcc in parallel). Returns
-    {path: so path or None}, the logs beside the objects."""
+def start_builds(kernels, build_dir, nvcc=None):
+    """Starts nvcc on every kernel file at once; finish_builds waits."""
     os.makedirs(build_dir, exist_ok=True)
     procs = {}
     for k in kernels:
         so = os.path.join(build_dir, "lib" + kernel_meta(k["path"], k["op"])[2] + ".so")
+        if os.path.exists(so):
+            os.remove(so)  # a failed build must not leave an older object to be timed
         lf = open(so + ".log", "w")
         cmd = build_cmd(k["path"], so, nvcc)
         lf.write(" ".join(cmd) + "\n")
         lf.flush()
         procs[k["path"]] = (subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT), so, lf, time.time())
+    return procs
+
+
+def finish_builds(procs, log=print):
+    """{path: shared object, or None where its build failed}; the logs beside the objects."""
     out = {}
     for path, (p, so, lf, t0) in procs.items():
         rc = p.wait()
         lf.close()
         ok = rc == 0 and os.path.exists(so)
-        log("build %s: %s in %.1f s%s" % (path, "ok" if ok else "FAILED", time.time() - t0,
-                                          "" if ok else " (" + open(so + ".log").read()[-400:].strip() + ")"))
+        log("build %s: %s%s" % (path, "ok" if ok else "FAILED",
+                                "" if ok else " (" + open(so + ".log").read()[-400:].strip() + ")"))
         out[path] = so if ok else None
     return out
 
@@ -288,11 +294,13 @@ def format_block(block, summ):
     return lines
 
 
-def report(doc, reps=2000):
-    """Summaries into doc's blocks; the table's text."""
+def report(doc, reps=2000, fresh=False):
+    """Summaries into doc's blocks (those without one, or all if fresh);
+    the table's text."""
     out = []
     for b in doc["blocks"]:
-        b["summary"] = summarize(b, reps)
+        if fresh or "summary" not in b:
+            b["summary"] = summarize(b, reps)
         out += format_block(b, b["summary"]) + [""]
     return "\n".join(out)
 
@@ -338,6 +346,17 @@ def check(op, dtype, got, ins):
     return {"pass": bool(ok), "max_e": max_e, "rms_e": rms_e, "nonfinite": int(bad.sum().item())}
 
 
+def own_code(f, tag):
+    """f behind a function with a code object of its own. Dynamo keeps what
+    it compiled per code object, and every shape's and mode's function from
+    torch_baseline.fn is one code object: compiled side by side, one mode
+    could run the other's code, and past torch._dynamo's cache limit run
+    eager. One code object each, nothing is shared."""
+    ns = {"_f": f}
+    exec("def %s(*a):\n    return _f(*a)\n" % tag, ns)
+    return ns[tag]
+
+
 def run_block(op, dtype, shape, kernels, args, l2, flush, gen, timing_s, log):
     """One (dtype, shape): set up every contender, check the kernels, then
     time round-robin for timing_s seconds (at least --min-rounds rounds, at
@@ -373,15 +392,16 @@ def run_block(op, dtype, shape, kernels, args, l2, flush, gen, timing_s, log):
             except Exception as e:  # noqa: BLE001 - reported, the others still run
                 block["errors"][name] = str(e)[:300]
                 break
+    torch._dynamo.reset()  # the last shape's compiled code is not called again
     for mode in args.modes:
         t0 = time.time()
         try:
             if mode == "eager":
                 fn = mod.fn(shape)
             else:
-                torch._dynamo.reset()
                 kw = {"mode": "max-autotune-no-cudagraphs"} if mode == "max-autotune" else {}
-                fn = torch.compile(mod.fn(shape), dynamic=False, **kw)
+                tag = "%s_%s_%s_%dx%d" % (op, dtype, mode.replace("-", "_"), rows, cols)
+                fn = torch.compile(own_code(mod.fn(shape), tag), dynamic=False, **kw)
             for s in sets:  # compile, autotune, allocate
                 fn(*s)
             torch.cuda.synchronize()
@@ -474,7 +494,7 @@ def main(argv=None):
     if args.table:
         with open(args.table) as f:
             doc = json.load(f)
-        text = report(doc, args.reps)
+        text = report(doc, args.reps, fresh=True)
         print(text)
         write(doc, text)
         return 0
@@ -504,7 +524,23 @@ def main(argv=None):
             raise ValueError("no kernel to time (--kernel, and --dtype if given)")
     except ValueError as e:
         ap.error(str(e))
-    builds = build_all(kernels, args.build_dir, args.nvcc, log)
+    try:
+        import numpy  # noqa: F401 - the bootstrap's speed
+    except ImportError:
+        args.reps = min(args.reps, 300)  # pure Python resamples: fewer, so the deadline holds
+    procs = start_builds(kernels, args.build_dir, args.nvcc)
+    if not args.build_only:  # torch and the device start while nvcc runs
+        import torch as _torch
+        torch = tb.torch = _torch
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        props = torch.cuda.get_device_properties(0)
+        l2 = getattr(props, "L2_cache_size", 60 << 20)
+        flush = torch.empty(2 * l2 // 4, device="cuda", dtype=torch.float32)
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
+        log("torch %s on %s" % (torch.__version__, props.name))
+    builds = finish_builds(procs, log)
     for k in kernels:
         k["so"] = builds[k["path"]]
     if args.build_only:
@@ -516,16 +552,6 @@ def main(argv=None):
             k["so_aa"] = k["so"][:-3] + "-aa.so"
             shutil.copyfile(k["so"], k["so_aa"])
     args.hard_deadline = t0 + args.deadline - 3 if args.deadline else float("inf")
-
-    import torch as _torch
-    torch = tb.torch = _torch
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    props = torch.cuda.get_device_properties(0)
-    l2 = getattr(props, "L2_cache_size", 60 << 20)
-    flush = torch.empty(2 * l2 // 4, device="cuda", dtype=torch.float32)
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
     doc = {"schema": 1, "tool": "torch_vs.py", "torch": torch.__version__, "gpu": props.name,
            "cuda": torch.version.cuda, "commit": os.environ.get("KP_COMMIT", ""),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "argv": sys.argv[1:] if argv is None else argv,
@@ -540,7 +566,7 @@ def main(argv=None):
     for j, (op, dt, shape) in enumerate(jobs):
         now = time.time()
         ks = [k for k in kernels if (k["op"], k["dtype"]) == (op, dt) and k["so"]]
-        ncont = 2 * len(ks) + len(args.modes) + 1
+        ncont = len(ks) + (0 if args.no_aa else 1) + len(args.modes) + (0 if args.no_copy else 1)
         guess = median(setups) if setups else args.setup_guess
         left = args.hard_deadline - now
         if left < guess + 2:
@@ -552,8 +578,15 @@ def main(argv=None):
         share = (left - guess * (rest + 1) - 2) / (rest + 1)
         timing = max(1.0, min(args.budget * ncont, share))
         log("%s %s %dx%d: setup, then %.1f s of timing" % (op, dt, shape[0], shape[1], timing))
-        b = run_block(op, dt, shape, ks, args, l2, flush, gen, timing, log)
-        setups.append(b["setup_total_s"])
+        t_block = time.time()
+        try:
+            b = run_block(op, dt, shape, ks, args, l2, flush, gen, timing, log)
+        except Exception as e:  # noqa: BLE001 - the other shapes still run
+            b = {"op": op, "dtype": dt, "shape": list(shape), "kernels": [k["name"] for k in ks],
+                 "skipped": "failed: %s" % str(e)[:300]}
+            log("%s %s %dx%d: %s" % (op, dt, shape[0], shape[1], b["skipped"]))
+            torch.cuda.empty_cache()
+        setups.append(b.get("setup_total_s", time.time() - t_block))
         doc["blocks"].append(b)
         text = report(doc, args.reps)
         write(doc, text)
