@@ -8,9 +8,9 @@ harnesses themselves differ by. Here every contender is timed by one
 routine (bench/torch_baselines.py's cold_sample: a write and a read of
 twice L2 before each call, the stream held by a ~1 ms device sleep, CUDA
 events around the one call, device time), round-robin: a round takes one
-sample of every contender on the same input set, in an order that turns by
-one each round, so drift, clocks and the input set hit all alike and the
-per-round samples pair up.
+sample of every contender on the same input set, in a new random order
+each round, so drift, clocks, the input set and whatever one call leaves
+behind for the next hit all alike, and the per-round samples pair up.
 
 Contenders, per (dtype, shape):
   KERNEL        each --kernel file, built by kproof's own nvcc command
@@ -421,7 +421,7 @@ def run_block(op, dtype, shape, kernels, args, l2, flush, gen, timing_s, log):
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     dev = {n: [] for n in names}
     enq = {n: [] for n in names}
-    rnd, order = 0, []
+    rnd, order, rng = 0, [], random.Random(12345)
     t_start = time.time()
     block["setup_total_s"] = t_start - t_setup
     until = t_start + timing_s
@@ -433,8 +433,9 @@ def run_block(op, dtype, shape, kernels, args, l2, flush, gen, timing_s, log):
             random.shuffle(order)
         i = order.pop()
         a = sets[i][:nin] + (ys[i],)
-        for j in range(len(names)):  # the order turns by one each round
-            n = names[(j + rnd) % len(names)]
+        turn = names[:]
+        rng.shuffle(turn)  # a new order each round: no contender always follows the same one
+        for n in turn:
             fn, uses_y = cont[n]
             d, h = tb.cold_sample(fn, a if uses_y else sets[i], flush, start, end, args.hold_cycles)
             dev[n].append(d)
