@@ -531,7 +531,14 @@ def main(argv=None):
         args.reps = min(args.reps, 300)  # pure Python resamples: fewer, so the deadline holds
     procs = start_builds(kernels, args.build_dir, args.nvcc)
     if not args.build_only:  # torch and the device start while nvcc runs
-        import torch as _torch
+        try:
+            import torch as _torch
+        except ImportError:
+            for p, _, lf, _ in procs.values():
+                p.kill()
+                p.wait()
+                lf.close()
+            raise
         torch = tb.torch = _torch
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
