@@ -189,7 +189,19 @@ def median(xs):
     return tb.median(xs)
 
 
+_RESAMPLES = {}
+
+
 def _resamples(n, reps, seed):
+    """reps index sets of n rounds, drawn once per (n, reps, seed)."""
+    key = (n, reps, seed)
+    if key not in _RESAMPLES:
+        _RESAMPLES.clear()
+        _RESAMPLES[key] = _draw(n, reps, seed)
+    return _RESAMPLES[key]
+
+
+def _draw(n, reps, seed):
     try:
         import numpy as np
         return np.random.default_rng(seed).integers(0, n, size=(reps, n))
