@@ -36,8 +36,13 @@ Printed per (dtype, shape): every contender's median device time with a
 bootstrap 95% interval and its % of the copy's rate, then per kernel the
 ratio best torch / kernel (above 1: the kernel is faster) and the A/A
 ratio, each a paired bootstrap over rounds (the same rounds resampled for
-both), with the median of the per-round ratios beside it. The raw device
-samples go into the JSON, so --table can print the table again from it.
+both), with the median of the per-round ratios beside it. Best torch is
+the torch contender with the lowest median at that shape: picking the least
+of three leans a little towards torch. Each interval is 95%, so an A/A
+falls outside 1 about once in twenty shapes by chance alone; one that does
+at several shapes, or by more than its width, is the harness's fault. The
+raw device samples go into the JSON, so --table can print the table again
+from it.
 
     python3 lab/torch_vs.py --kernel kernels/rmsnorm/cuda/f32-02-keep-x.cu [--kernel ...]
         [--shapes 16384x4096,65536x1024,4096x16384] [--dtype f32,bf16]
