@@ -2,7 +2,8 @@
 # lab/runs/rmsnorm-harness.sh: rmsnorm's fast CUDA kernels against torch in
 # one harness (lab/torch_vs.py), at most about 200 s on the H200. $1: the
 # commit. Packs $OUT/run.tgz every 30 s and at the end; the table also
-# lands beside it as $OUT/torch-vs.txt.
+# lands beside it as $OUT/torch-vs.txt. LAB_TV_ARGS: more arguments for
+# lab/torch_vs.py (a dry run: "--shapes 64x256 --setup-guess 1").
 #
 # kproof's eval and bench/torch_baselines.py put f32 02 and torch.compile
 # within 1% of each other from two processes and two harnesses
@@ -50,14 +51,13 @@ PY
 then K+=(--kernel "$V/f32-02-keep-x-stcs.cu"); else log "no stcs variant: the swap did not match"; fi
 K+=(--kernel "$R/bf16-02-shared-w.cu")
 nvidia-smi -q -d CLOCK,PERFORMANCE >"$OUT/clocks-before.txt" 2>&1
-python3 -c 'import torch, sys; print(torch.__version__, torch.version.cuda, sys.version.split()[0])' >"$OUT/versions.txt" 2>&1
-nvcc --version | tail -2 >>"$OUT/versions.txt" 2>&1
+nvcc --version | tail -2 >"$OUT/nvcc.txt" 2>&1 # torch's version is in the JSON
 
 # The tool stops itself at its deadline; timeout is the backstop.
 dl=$((LIMIT - SECONDS - 6))
 log "torch_vs: ${K[*]} (deadline ${dl} s)"
 KP_COMMIT=$SHA PYTHONUNBUFFERED=1 timeout $((dl + 4)) python3 lab/torch_vs.py "${K[@]}" \
-  --budget 3 --deadline "$dl" --build-dir "$BUILD" \
+  --budget 3 --deadline "$dl" --build-dir "$BUILD" ${LAB_TV_ARGS:-} \
   --out "$OUT/torch-vs.json" --txt "$OUT/torch-vs.txt" >"$OUT/torch-vs.out" 2>"$OUT/torch-vs.log" &
 pid=$!
 last=$SECONDS
