@@ -97,16 +97,37 @@ def median(xs):
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
 
 
-def time_cold(fn, sets, flush, budget_s=4.0, min_samples=20, max_samples=400, hold_cycles=2_000_000):
-    """One call per sample, on a rotating input set, after a cache flush.
+def cold_sample(fn, args, flush, start, end, hold_cycles=2_000_000):
+    """One cold call of fn(*args): the cache flushed, the stream held, the
+    call timed on the device. Returns (device seconds, enqueue seconds).
 
+    flush.add_(1.0) writes twice L2 (evicting the inputs) and flush.sum()
+    reads it back (evicting the dirty lines too, as kproof's flush does).
     As kproof holds the given stream while a call enqueues (the stream
     blocker), the stream is held here by a ~1 ms device sleep queued before
     the start event: the events then time the device's work, not Python's
-    dispatch and launch latency, and a sample is the larger of that and the
-    host's enqueue time (kproof takes the same maximum). Returns the
-    samples and, for the record, the device times and enqueue times apart:
-    for a small op Python's dispatch can take longer than the device."""
+    dispatch and launch latency. start and end are CUDA events (timing on),
+    reused from call to call."""
+    flush.add_(1.0)
+    flush.sum()
+    torch.cuda.synchronize()
+    torch.cuda._sleep(hold_cycles)  # the hold: ~1 ms at the H200's 1.98 GHz
+    h0 = time.perf_counter()
+    start.record()
+    fn(*args)
+    end.record()
+    enq = time.perf_counter() - h0
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1e-3, enq
+
+
+def time_cold(fn, sets, flush, budget_s=4.0, min_samples=20, max_samples=400, hold_cycles=2_000_000):
+    """One call per sample (cold_sample), on a rotating input set.
+
+    A sample is the larger of the device time and the host's enqueue time
+    (kproof takes the same maximum). Returns the samples and, for the
+    record, the device times and enqueue times apart: for a small op
+    Python's dispatch can take longer than the device."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for s in sets:  # warm-up: compile, autotune, allocate
         fn(*s)
@@ -116,20 +137,10 @@ def time_cold(fn, sets, flush, budget_s=4.0, min_samples=20, max_samples=400, ho
         if not order:
             order = list(range(len(sets)))
             random.shuffle(order)
-        s = sets[order.pop()]
-        flush.add_(1.0)  # writes 2x L2: evicts the inputs
-        flush.sum()  # reads it back: evicts the dirty lines too, as kproof's flush does
-        torch.cuda.synchronize()
-        torch.cuda._sleep(hold_cycles)  # the hold: ~1 ms at the H200's 1.98 GHz
-        h0 = time.perf_counter()
-        start.record()
-        fn(*s)
-        end.record()
-        enq = time.perf_counter() - h0
-        torch.cuda.synchronize()
-        dev.append(start.elapsed_time(end) * 1e-3)
+        d, enq = cold_sample(fn, sets[order.pop()], flush, start, end, hold_cycles)
+        dev.append(d)
         host.append(enq)
-        samples.append(max(dev[-1], enq))
+        samples.append(max(d, enq))
         if len(samples) >= min_samples and time.time() - t0 > budget_s:
             break
     return samples, dev, host
