@@ -76,6 +76,9 @@ def load_baseline(family):
     """kernels/<family>/torch_baseline.py as a module."""
     spec = importlib.util.spec_from_file_location("kp_torch_baseline_" + family, baseline_path(family))
     mod = importlib.util.module_from_spec(spec)
+    # Importable by name: torch.compile reaches the globals of a function it
+    # inlines from another module through that module's name.
+    sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod
 
