@@ -1,5 +1,6 @@
-"""lab/torch_kernels.py: which kernels torch.compile runs for softmax and
-layernorm at one shape, with their launch shape (grid, block, registers,
+"""lab/torch_kernels.py: which kernels torch.compile runs for a row op
+(softmax, layernorm, rmsnorm: the formula and inputs of the op's
+kernels/<op>/torch_baseline.py) at one shape, with their launch shape (grid, block, registers,
 shared memory) from the profiler's trace, and their Triton source. For
 learning what a baseline does, not for timing it (bench/torch_baselines.py
 times torch under kproof's protocol).
@@ -9,7 +10,7 @@ import json, os, sys, tempfile
 import torch
 from torch._inductor.utils import run_and_get_code
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
-from torch_baselines import launches_from_trace  # noqa: E402 - one reader of the trace
+from torch_baselines import launches_from_trace, load_baseline  # noqa: E402 - one reader of the trace
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -20,27 +21,25 @@ for spec in sys.argv[2:]:
     op, dt, rows, cols = spec.split(":")
     rows, cols = int(rows), int(cols)
     dtype = torch.float32 if dt == "f32" else torch.bfloat16
-    x = torch.randn(rows, cols, device="cuda", dtype=dtype)
-    w = torch.randn(cols, device="cuda", dtype=dtype)
-    b = torch.randn(cols, device="cuda", dtype=dtype)
-    f = (lambda x: torch.softmax(x, -1)) if op == "softmax" else (
-        lambda x: torch.nn.functional.layer_norm(x, (cols,), w, b, 1e-5))
+    mod = load_baseline(op)
+    args = mod.inputs((rows, cols), dtype, torch.Generator(device="cuda").manual_seed(1))
+    f = mod.fn((rows, cols))
     for mode in ("default", "max-autotune-no-cudagraphs"):
         torch._dynamo.reset()
         g = torch.compile(f, dynamic=False, mode=None if mode == "default" else mode)
         try:
-            _, codes = run_and_get_code(g, x)
+            _, codes = run_and_get_code(g, *args)
         except Exception as e:  # noqa: BLE001 - report and go on
             say(f"{spec} {mode}: compile failed: {e}")
             continue
         name = f"inductor-{op}-{dt}-{rows}x{cols}-{mode}.py"
         open(os.path.join(out, name), "w").write("\n\n# ----\n".join(codes))
         for _ in range(5):
-            g(x)
+            g(*args)
         torch.cuda.synchronize()
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             for _ in range(3):
-                g(x)
+                g(*args)
             torch.cuda.synchronize()
         tf = tempfile.mktemp(suffix=".json")
         prof.export_chrome_trace(tf)
