@@ -873,3 +873,29 @@ for tag, what, swaps in (("70-lab-w256", "4096 columns on 256 threads of 16 valu
                          ("72-lab-xna", "x loaded with L1::no_allocate as well as L2 evict_last", ((XNA_OLD, XNA_NEW, 1),)),
                          ("73-lab-wide", "70 and 71 together", ((RB_OLD, RB_NEW, 1), R4K, R16K))):
     variant(f"{R}/f32-02-keep-x.cu", f"{R}/f32-{tag}.cu", f"LAB {tag}: 02 with {what}.", swaps)
+
+# ---- rmsnorm against torch.compile in one harness (lab/torch_vs.py) -----
+# There f32 02 ran 0.5% behind torch.compile at 16384x4096 (73: 0.3%) and
+# bf16 02 0.7% / 0.9% behind max-autotune at 16384x4096 / 4096x16384
+# (results/2026-12-04-h200-94448f8). More threads a row, fewer values each
+# (the same bytes in flight an SM, shorter dependency chains a thread):
+# f32 74 and 75 and bf16 73 and 74 at 4096 columns; bf16 at 16384 columns
+# reads x twice (its two-pass kernel, the second read from L2): 75 keeps the
+# row in registers (512 threads of 32 values), 76 on 1024 threads of 16.
+for tag, what, new in (("74-lab-w512", "4096 columns on 512 threads of 8 values", "launch_regs<VEC, 8, 512, 512>"),
+                       ("75-lab-w1024x4", "4096 columns on 1024 threads of 4 values", "launch_regs<VEC, 4, 1024, 1024>")):
+    variant(f"{R}/f32-02-keep-x.cu", f"{R}/f32-{tag}.cu", f"LAB {tag}: 02 with {what}.",
+            ((R4K[0], R4K[0].replace("launch_regs<VEC, 32, 128, 128>", new), 1),))
+RB4K = "    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, y, rows, cols, stream);\n"
+RBTWO = "    if (VEC == 8 && cols % 4096 == 0 && cols <= 32768) /* 12288-32768: two reads */\n"
+RB16K = "    if (cols <= 16384) return launch_regs<VEC, 32, 512, 512>(x, w, y, rows, cols, stream);\n"
+for tag, what, swaps in (
+        ("73-lab-w256", "4096 columns on 256 threads of 16 values",
+         ((RB4K, RB4K.replace("<VEC, 32, 128, 128>", "<VEC, 16, 256, 256>"), 1),)),
+        ("74-lab-w512", "4096 columns on 512 threads of 8 values",
+         ((RB4K, RB4K.replace("<VEC, 32, 128, 128>", "<VEC, 8, 512, 512>"), 1),)),
+        ("75-lab-regs16k", "16384 columns read once into registers (512 threads of 32 values), not by the two-pass kernel",
+         ((RBTWO, RB16K + RBTWO, 1),)),
+        ("76-lab-w1024", "16384 columns read once on 1024 threads of 16 values",
+         ((RBTWO, RB16K.replace("<VEC, 32, 512, 512>", "<VEC, 16, 1024, 1024>") + RBTWO, 1),))):
+    variant(f"{R}/bf16-02-shared-w.cu", f"{R}/bf16-{tag}.cu", f"LAB {tag}: 02 with {what}.", swaps)
