@@ -899,3 +899,19 @@ for tag, what, swaps in (
         ("76-lab-w1024", "16384 columns read once on 1024 threads of 16 values",
          ((RBTWO, RB16K.replace("<VEC, 32, 512, 512>", "<VEC, 16, 1024, 1024>") + RBTWO, 1),))):
     variant(f"{R}/bf16-02-shared-w.cu", f"{R}/bf16-{tag}.cu", f"LAB {tag}: 02 with {what}.", swaps)
+# torch.compile's kernels there (lab/torch_kernels.py) read x at evict_last
+# for the sum, then again from L2 at evict_first beside w at evict_last;
+# 02 reads x once at evict_last, so its lines keep that priority in L2 after
+# their only use. 76 and 77 (f32) and 77 and 78 (bf16) read x at
+# evict_first instead.
+XF32 = ("createpolicy.fractional.L2::evict_last.b64", "createpolicy.fractional.L2::evict_first.b64", 1)
+XBF = ("    float v[PER];\n    const uint64_t pol = evict_last_policy();\n",
+       "    float v[PER];\n    const uint64_t pol = evict_first_policy();\n", 1)
+variant(f"{R}/f32-02-keep-x.cu", f"{R}/f32-76-lab-xfirst.cu", "LAB 76-lab-xfirst: 02 with x read at L2 evict_first.", (XF32,))
+variant(f"{R}/f32-02-keep-x.cu", f"{R}/f32-77-lab-w512xfirst.cu",
+        "LAB 77-lab-w512xfirst: 74 (4096 columns on 512 threads of 8 values) with x read at L2 evict_first.",
+        (XF32, (R4K[0], R4K[0].replace("launch_regs<VEC, 32, 128, 128>", "launch_regs<VEC, 8, 512, 512>"), 1)))
+variant(f"{R}/bf16-02-shared-w.cu", f"{R}/bf16-77-lab-xfirst.cu", "LAB 77-lab-xfirst: 02 with x read at L2 evict_first where rows are kept in registers.", (XBF,))
+variant(f"{R}/bf16-02-shared-w.cu", f"{R}/bf16-78-lab-regs16kxfirst.cu",
+        "LAB 78-lab-regs16kxfirst: 75 (16384 columns read once into registers) with x read at L2 evict_first.",
+        (XBF, (RBTWO, RB16K + RBTWO, 1)))
