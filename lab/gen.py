@@ -915,3 +915,56 @@ variant(f"{R}/bf16-02-shared-w.cu", f"{R}/bf16-77-lab-xfirst.cu", "LAB 77-lab-xf
 variant(f"{R}/bf16-02-shared-w.cu", f"{R}/bf16-78-lab-regs16kxfirst.cu",
         "LAB 78-lab-regs16kxfirst: 75 (16384 columns read once into registers) with x read at L2 evict_first.",
         (XBF, (RBTWO, RB16K + RBTWO, 1)))
+# torch.compile's f32 kernel at 16384x4096 (results/2026-12-04-h200-f5f117b,
+# rmsnorm-lab/torch-kernels) is a block of 512 threads a row reading x twice:
+# the sum at evict_last, then x again (from L2) at evict_first beside w.
+# f32 78 is that for rows of 4096 (two float4 a thread); bf16 79 (from 03)
+# takes rows of 4096 to 03's two-pass kernel (one 16-byte chunk a thread).
+F32_TWO = r'''/* ---- lab: rows of 4096 read twice (the second read from L2) -------------- */
+static __device__ __forceinline__ uint64_t evict_first_policy_lab() {
+    uint64_t pol;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+    return pol;
+}
+static __global__ __launch_bounds__(512, 4) void rmsnorm_two_4k(const float *__restrict__ x, const float *__restrict__ w,
+                                                                float *__restrict__ y) {
+    __shared__ float sh_ss[32];
+    const float *xr = x + (int64_t)blockIdx.x * 4096;
+    float *yr = y + (int64_t)blockIdx.x * 4096;
+    const int t = (int)threadIdx.x;
+    float v[8];
+    const uint64_t keep = evict_last_policy();
+    vec<4>::load_keep(xr, t, v, keep);
+    vec<4>::load_keep(xr, 512 + t, v + 4, keep);
+    float a0 = 0.0f, a1 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 4; j++) { a0 = fmaf(v[j], v[j], a0); a1 = fmaf(v[4 + j], v[4 + j], a1); }
+    const float ss = row_sum<512>(a0 + a1, sh_ss);
+    const float rstd = rsqrtf(ss / 4096.0f + (float)KP_RMSNORM_EPS);
+    const uint64_t drop = evict_first_policy_lab();
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        float xv[4], wv[4];
+        vec<4>::load_keep(xr, k * 512 + t, xv, drop);
+        vec<4>::load(w, k * 512 + t, wv);
+#pragma unroll
+        for (int j = 0; j < 4; j++) xv[j] = xv[j] * rstd * wv[j];
+        vec<4>::store(yr, k * 512 + t, xv);
+    }
+}
+
+/* ---- launchers ------------------------------------------------------------ */
+'''
+F32_TWO_LAUNCH = ("    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, y, rows, cols, stream);\n",
+                  "    if (VEC == 4 && cols == 4096 && rows <= MAX_GRID) {\n"
+                  "        rmsnorm_two_4k<<<(unsigned)rows, 512, 0, stream>>>(x, w, y);\n"
+                  "        KP_TRY(cudaGetLastError());\n"
+                  "        return 0;\n"
+                  "    }\n"
+                  "    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, y, rows, cols, stream);\n", 1)
+variant(f"{R}/f32-02-keep-x.cu", f"{R}/f32-78-lab-two4k.cu",
+        "LAB 78-lab-two4k: 02 with rows of 4096 on 512 threads a row, x read twice (the sum at evict_last, then from L2 at evict_first).",
+        (("/* ---- launchers ------------------------------------------------------------ */\n", F32_TWO, 1), F32_TWO_LAUNCH))
+variant(f"{R}/bf16-03-regs-16k.cu", f"{R}/bf16-79-lab-two4k.cu",
+        "LAB 79-lab-two4k: 03 with rows of 4096 on its two-pass kernel (512 threads a row, one 16-byte chunk each).",
+        ((RB4K, "    if (VEC == 8 && cols == 4096) return launch_two<1>(x, w, y, rows, cols, stream);\n" + RB4K, 1),))
