@@ -968,3 +968,9 @@ variant(f"{R}/f32-02-keep-x.cu", f"{R}/f32-78-lab-two4k.cu",
 variant(f"{R}/bf16-03-regs-16k.cu", f"{R}/bf16-79-lab-two4k.cu",
         "LAB 79-lab-two4k: 03 with rows of 4096 on its two-pass kernel (512 threads a row, one 16-byte chunk each).",
         ((RB4K, "    if (VEC == 8 && cols == 4096) return launch_two<1>(x, w, y, rows, cols, stream);\n" + RB4K, 1),))
+# f32 79: 03 with w read at evict_last in its rows-of-4096 kernel, as
+# torch.compile's kernel reads it. (bf16 rows of 4096 on 256 threads of 16
+# values at eight blocks an SM spill under the 32-register cap.)
+variant(f"{R}/f32-03-two-reads-4k.cu", f"{R}/f32-79-lab-wlast.cu",
+        "LAB 79-lab-wlast: 03 with w read at L2 evict_last in its rows-of-4096 kernel.",
+        (("        vec<4>::load(w, k * 512 + t, wv);\n", "        vec<4>::load_keep(w, k * 512 + t, wv, keep);\n", 1),))
