@@ -10,8 +10,8 @@
 #    16 (c ^ (r & 7))), zeros for rows outside [0, K) and columns >= N;
 #  - model: 128 producer threads, 16 chunks each: chunk q = 128 i + tid,
 #    box q / 512, row (q % 512) / 8, chunk q % 8 (eight lanes a row). A lane
-#    loads the aligned 16-byte granule holding its chunk's first byte; the
-#    following granule is the next lane's (lane 7 of a row loads its own);
+#    loads the aligned 16-byte granule holding its chunk's first byte and
+#    the following one (the next lane's too: an L1 hit) where needed;
 #    a load is made only where the granule holds a byte of the row's needed
 #    elements. Then the funnel shift by the byte offset, masks past N, and
 #    the swizzled store.
