@@ -398,6 +398,10 @@ static __device__ __forceinline__ void mbar_init(uint32_t bar, unsigned count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
 }
 
+static __device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
 static __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, unsigned bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
 }
@@ -584,48 +588,6 @@ static __device__ __forceinline__ void release_stage(uint32_t bar, int lane) {
     if (lane < W_CLUSTER) mbar_arrive_cluster(bar, (unsigned)lane);
 }
 
-#endif
-
-/* A read in place where its rows are not 16-byte aligned (A itself 16-byte
- * aligned): row r of A is row r / 8 of class r % 8, and the rows of one
- * class lie 16 K bytes apart, a stride the copy engine takes. Class j's map
- * starts at the 16-byte boundary at or below row j's first element, dx[j]
- * elements before it (dx[0] = 0), and is K + dx[j] columns wide: its
- * column x is A's column x - dx[j]. Boxes start at columns 64t, 16-byte
- * aligned like every box of 06; a tile's B rows start at 64t - dx[j], so
- * both operands hold the same k = 64t + c - dx[j] at column / row c. The
- * first dx[j] columns of a class row are the previous row's last elements
- * (inside A): they meet B's rows -dx[j]..-1, out of range, zeros. Columns
- * from K + dx[j] on and rows past the class's last are zeros. A tile is 128
- * rows of one class (C rows 8 apart), a pair two adjacent tiles of one
- * class, so both CTAs shift B alike; pair row P is class P / U, pair P % U
- * of it. */
-/* 0: A padded wherever its rows are not aligned (07's other changes kept),
- * to tell the row classes' share of a measurement from the rest. */
-#define W_ROW_CLASSES 1
-
-struct ClassMaps {
-    CUtensorMap m[8];
-    int dx[8];
-    int U; /* pair rows a class: ceil(ceil(ceil(M / 8) / 128) / 2) */
-};
-
-/* V, how A is read and C written:
- *  0 (06's path) A by one map (in place or a padded copy), C by bulk
- *    tensor stores through shared memory (C's rows 16-byte aligned);
- *  1 A by one map, C staged through the same shared-memory slots and
- *    written by whole warps along rows (C's rows not 16-byte aligned);
- *  2 A by its eight row classes (A's rows not 16-byte aligned), C staged. */
-template <int V>
-using AParam = typename std::conditional<V == 2, ClassMaps, CUtensorMap>::type;
-
-static __device__ __forceinline__ const CUtensorMap &map_a_one(const CUtensorMap &m) { return m; }
-static __device__ __forceinline__ const CUtensorMap &map_a_one(const ClassMaps &m) { return m.m[0]; }
-
-static __device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
 /* B's stage (rows k0.., k0 + 63 of B, columns n0.., n0 + 255: four 64x64
  * boxes of 8 KiB) written by the producer warpgroup's 128 threads as the
  * copy engine writes it from a padded B: row r of a box at 128 r, its
@@ -681,6 +643,41 @@ static __device__ __forceinline__ void realign_b(uint32_t b, const __nv_bfloat16
         }
     }
 }
+
+#endif
+
+/* A read in place where its rows are not 16-byte aligned (A itself 16-byte
+ * aligned): row r of A is row r / 8 of class r % 8, and the rows of one
+ * class lie 16 K bytes apart, a stride the copy engine takes. Class j's map
+ * starts at the 16-byte boundary at or below row j's first element, dx[j]
+ * elements before it (dx[0] = 0), and is K + dx[j] columns wide: its
+ * column x is A's column x - dx[j]. Boxes start at columns 64t, 16-byte
+ * aligned like every box of 06; a tile's B rows start at 64t - dx[j], so
+ * both operands hold the same k = 64t + c - dx[j] at column / row c. The
+ * first dx[j] columns of a class row are the previous row's last elements
+ * (inside A): they meet B's rows -dx[j]..-1, out of range, zeros. Columns
+ * from K + dx[j] on and rows past the class's last are zeros. A tile is 128
+ * rows of one class (C rows 8 apart), a pair two adjacent tiles of one
+ * class, so both CTAs shift B alike; pair row P is class P / U, pair P % U
+ * of it. */
+/* 0: A padded wherever its rows are not aligned (07's other changes kept),
+ * to tell the row classes' share of a measurement from the rest. */
+#define W_ROW_CLASSES 1
+
+struct ClassMaps {
+    CUtensorMap m[8];
+    int dx[8];
+    int U; /* pair rows a class: ceil(ceil(ceil(M / 8) / 128) / 2) */
+};
+
+/* V, how A is read and C written:
+ *  0 (06's path) A by one map (in place or a padded copy), C by bulk
+ *    tensor stores through shared memory (C's rows 16-byte aligned);
+ *  1 A by one map, C staged through the same shared-memory slots and
+ *    written by whole warps along rows (C's rows not 16-byte aligned);
+ *  2 A by its eight row classes (A's rows not 16-byte aligned), C staged. */
+template <int V>
+using AParam = typename std::conditional<V == 2, ClassMaps, CUtensorMap>::type;
 
 /* The tile at m0 = (2P + rank) * W_BM of the unit walk (P: pair row, over
  * all classes): its class's map, its first class row y and the class's dx. */
@@ -743,9 +740,13 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
             for (int u = (int)cluster_reg(1); u < units; u += (int)cluster_reg(2)) {
                 int m0, n0, y = 0, dx = 0, cls = 0;
                 unit_tile(u, units_m, tiles_n, cluster_reg(0), m0, n0);
-                const CUtensorMap *ma = &map_a_one(map_a);
-                if constexpr (V == 2) ma = class_of(map_a, m0, y, dx, cls);
-                else y = m0;
+                const CUtensorMap *ma;
+                if constexpr (V == 2) {
+                    ma = class_of(map_a, m0, y, dx, cls);
+                } else {
+                    ma = &map_a;
+                    y = m0;
+                }
                 const int kt = (K + dx + W_BK - 1) / W_BK;
 #pragma unroll 1
                 for (int t = 0; t < kt; t++, it++) {
