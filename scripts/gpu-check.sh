@@ -23,7 +23,9 @@
 # registry's order; a list also sets the order), KP_TORCH_BUDGET (seconds per
 # mode and shape), KP_TORCH_TIMEOUT, KP_TORCH_KERNELS (non-empty: record the
 # kernels each torch mode launched; such a run's torch times explain, they
-# are not a table of record), KP_INIT_BUDGET,
+# are not a table of record), KP_INIT_BUDGET, KP_INIT_ARGS (init's eval
+# arguments, e.g. --shape-set,canonical: the starting points timed without
+# the edge and drawn shapes),
 # KP_REPRO_FILE/SHAPE/BUDGET/TARGET the others. Measured on the H200
 # (run c86ae76 of 2026-11-30): build ~20 s, device test ~17 s,
 # calibrate ~4 s; init of all 7 ops at 2 s a shape 400 s (naive matmul at
@@ -88,6 +90,7 @@ EXT=$([ "$KP_BACKEND" = cuda ] && echo cu || echo c)
 KP_KERNELS=${KP_KERNELS:-}
 KP_CORRECT_KERNELS=${KP_CORRECT_KERNELS:-$KP_KERNELS}
 export KP_CORRECT_ARGS=${KP_CORRECT_ARGS:-}
+KP_INIT_ARGS=${KP_INIT_ARGS:-}
 KP_EVAL_ARGS=${KP_EVAL_ARGS:-}
 KP_DEMO_ARGS=${KP_DEMO_ARGS:-}
 export KP_BACKEND
@@ -135,6 +138,7 @@ stamp "env"
   echo "backend: $KP_BACKEND"
   # What narrows the correct stage's shapes (its summary heading says so).
   [ -n "$KP_CORRECT_ARGS" ] && echo "correct args: ${KP_CORRECT_ARGS//,/ }"
+  [ -n "$KP_INIT_ARGS" ] && echo "init args: ${KP_INIT_ARGS//,/ }"
   if [ "$KP_BACKEND" = cuda ]; then
     nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu --format=csv
     nvcc --version | tail -1
@@ -196,7 +200,8 @@ export K EXT
 
 # What a newcomer gets: `kproof init OP` for every op and dtype, written
 # out and evaluated as a user would (every shape set, rigorous, timed at the
-# canonical shapes for KP_INIT_BUDGET seconds each, default 2).
+# canonical shapes for KP_INIT_BUDGET seconds each, default 2; KP_INIT_ARGS
+# adds eval arguments, commas for spaces).
 stage_init() {
   stamp "init"
   mkdir -p "$R/init"
@@ -207,7 +212,7 @@ stage_init() {
     src=$R/init/src/$fam/$KP_BACKEND/$dt-01-naive.$EXT
     mkdir -p "$(dirname "$src")"
     "$K" init "$fam" --dtype "$dt" --backend "$KP_BACKEND" >"$src" || { echo "$op: kproof init failed"; continue; }
-    eval_kernel "$src" "$R/init" --time-budget "${KP_INIT_BUDGET:-2}"
+    eval_kernel "$src" "$R/init" --time-budget "${KP_INIT_BUDGET:-2}" ${KP_INIT_ARGS//,/ }
     pack
   done
 }

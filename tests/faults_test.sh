@@ -25,12 +25,14 @@ check() { # check NAME CONDITION...
     shift
     if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
 }
-# Processes whose environment holds FAULT_TAG=PREFIX...
+# Processes whose environment holds FAULT_TAG=PREFIX... (one grep over
+# every process's environment, its variables as NUL-ended lines).
 tagged() {
     local p
-    for p in /proc/[0-9]*; do
-        [ "${p#/proc/}" = "$$" ] && continue
-        tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -q "^FAULT_TAG=$1" && echo "${p#/proc/}"
+    for p in $(grep -lz "^FAULT_TAG=$1" /proc/[0-9]*/environ 2>/dev/null); do
+        p=${p#/proc/}
+        p=${p%/environ}
+        [ "$p" = "$$" ] || echo "$p"
     done
 }
 tagged_kill() { local p; for p in $(tagged "$1"); do kill -9 "$p" 2>/dev/null; done; }
@@ -179,7 +181,10 @@ check "--out: no temporary file left" [ -z "$(ls -A "$T" | grep '^\.kproof-out')
 check "--out into a missing folder: exit 64" [ $? = 64 ]
 lock="$TMPDIR/kproof-device-host.lock"
 if command -v flock >/dev/null; then
-    flock "$lock" sleep 5 &
+    # --no-fork: the process holding the lock is the one killed below (a
+    # forked sleep would hold it on, and the eval further down would wait
+    # for it instead of holding the device)
+    flock --no-fork "$lock" sleep 5 &
     fl=$!
     sleep 0.3
     KPROOF_LOCK_TIMEOUT=1 "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"

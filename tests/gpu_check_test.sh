@@ -56,12 +56,15 @@ echo x >"$T/plain-file"
 refused "is a file" OUT="$T/o3" KP_RUN_DIR="$T/plain-file"
 [ -f "$T/plain-file" ] || fail "a file named as the run folder was deleted"
 # An earlier run's folder: its left-overs are gone from this run's results.
+# The init stage evaluates its starting points at their canonical (timed)
+# shapes (KP_INIT_ARGS): they are the project's naive kernels byte for
+# byte (checked below), which it_host evaluates on every shape of their op.
 mkdir -p "$T/run/kernels" && : >"$T/run/.gpu-check-run"
 echo '{"verdict": "PASS"}' >"$T/run/kernels/left-over.json"
 OUT=$T/out KP_RUN_DIR=$T/run BUILD=$BUILD KP_BACKEND=host \
   KP_KERNELS='sum/host/f32-02' KP_CORRECT_KERNELS='sum/host' KP_JOBS=2 \
   KP_BUDGET=1 KP_BUDGET_sum=0.7 KP_DEMO_ARGS=--only,stale_output \
-  KP_REPRO_BUDGET=0.3 KP_REPRO_TARGET=20 KP_INIT_BUDGET=0.3 \
+  KP_REPRO_BUDGET=0.3 KP_REPRO_TARGET=20 KP_INIT_BUDGET=0.3 KP_INIT_ARGS=--shape-set,canonical \
   bash scripts/gpu-check.sh calibrate,init,correct,kernels,exploits,torch,dobench,repro >/dev/null 2>&1
 rc=$?
 [ $rc -eq 0 ] || fail "gpu-check.sh exited $rc"
@@ -79,9 +82,9 @@ for f in env.txt calibrate.txt init/sum-f32-01-naive.json init/softmax-bf16-01-n
   [ -s "$T/x/$f" ] || fail "results.tgz lacks $f ($(cd "$T/x" && find . -type f | tr '\n' ' '))"
 done
 nops=$("$BUILD/kproof" list | awk '/^[a-z]+_(f32|bf16) / {n++} END {print n+0}')
-python3 - "$T/x" "$nops" <<'PY' || fail "results are not what the stages should have written"
+python3 - "$T/x" "$nops" "$PWD" <<'PY' || fail "results are not what the stages should have written"
 import json, sys
-d, nops = sys.argv[1], int(sys.argv[2])
+d, nops, root = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 for name in ("correct/sum-f32-01-naive.json", "correct/sum-f32-02-tree.json"):
     r = json.load(open(f"{d}/{name}"))
     assert r["verdict"] == "PASS", (name, r["verdict"], r.get("detail"))
@@ -93,6 +96,13 @@ assert nops >= 7 and len(inits) == nops, (nops, inits)  # one per op that `kproo
 for name in inits:
     r = json.load(open(name))
     assert r["verdict"] in ("PASS", "NOISY"), (name, r["verdict"], r.get("detail"))
+    # KP_INIT_ARGS reached the eval: the canonical shapes alone, the ones timed
+    assert r["shapes"] and all(s.get("timing") for s in r["shapes"]), (name, [s["shape"] for s in r["shapes"]])
+    fam, dt = name.rsplit("/", 1)[1].split("-")[:2]
+    # what was evaluated is what `kproof init` printed: the project's naive kernel
+    rel = f"{fam}/host/{dt}-01-naive.c"
+    assert open(f"{d}/init/src/{rel}", "rb").read() == open(f"{root}/kernels/{rel}", "rb").read(), rel
+assert "init args: --shape-set canonical" in open(f"{d}/env.txt").read(), "env.txt does not say KP_INIT_ARGS"
 k = json.load(open(f"{d}/kernels/sum-f32-02-tree.json"))
 assert k["verdict"] in ("PASS", "NOISY"), (k["verdict"], k.get("detail"))
 assert any(s.get("timing") for s in k["shapes"]), "kernels stage timed nothing"

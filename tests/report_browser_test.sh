@@ -85,6 +85,7 @@ check "browser: screenshot written" [ -s "$T/shot.png" ]
 # more pixels than the legends alone have, and the ceilings' dark lines.
 python3 - "$T/shot.png" >"$T/png.txt" 2>&1 <<'EOF'
 import struct, sys, zlib
+from collections import Counter
 
 def pixels(path):
     data = open(path, "rb").read()
@@ -102,38 +103,60 @@ def pixels(path):
             idat += body
     raw = zlib.decompress(idat)
     stride = w * bpp
-    prev = bytearray(stride)
+    # Byte-wise sums mod 256 of whole rows at once (carries kept inside each byte).
+    lo = int.from_bytes(b"\x7f" * stride, "big")
+    hi = int.from_bytes(b"\x80" * stride, "big")
+    def add(a, b):
+        x, y = int.from_bytes(a, "big"), int.from_bytes(b, "big")
+        return (((x & lo) + (y & lo)) ^ ((x ^ y) & hi)).to_bytes(stride, "big")
+    prev = bytes(stride)
     rows = []
     for y in range(h):
         f = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if f == 1: line[i] = (line[i] + a) & 255
-            elif f == 2: line[i] = (line[i] + b) & 255
-            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        cur = raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)]
+        if f == 0:
+            line = bytes(cur)
+        elif f == 2:
+            line = add(cur, prev)
+        else:
+            line = bytearray(cur)
+            b = prev
+            if f == 1:
+                for i in range(bpp, stride):
+                    line[i] = (line[i] + line[i - bpp]) & 255
+            elif f == 3:
+                for i in range(stride):
+                    a = line[i - bpp] if i >= bpp else 0
+                    line[i] = (line[i] + (a + b[i]) // 2) & 255
             elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(bytes(line))
+                for i in range(stride):
+                    if i >= bpp:
+                        a, c = line[i - bpp], b[i - bpp]
+                    else:
+                        a = c = 0
+                    bi = b[i]
+                    pa, pb, pc = abs(bi - c), abs(a - c), abs(a + bi - 2 * c)
+                    line[i] = (line[i] + (a if pa <= pb and pa <= pc else bi if pb <= pc else c)) & 255
+            else:
+                raise AssertionError("unknown PNG filter %d" % f)
+            line = bytes(line)
+        rows.append(line)
         prev = line
     return w, h, bpp, rows
 
 w, h, bpp, rows = pixels(sys.argv[1])
+# Every pixel's colour counted once (in C), then each colour classified.
+colours = Counter()
+for row in rows:
+    colours.update(zip(row[0::bpp], row[1::bpp], row[2::bpp]))
 def near(px, rgb, tol=12):
     return all(abs(px[k] - rgb[k]) <= tol for k in range(3))
-blue = orange = dark = nonwhite = 0
-for row in rows:
-    for x in range(w):
-        px = row[x * bpp:x * bpp + 3]
-        if px != b"\xff\xff\xff":
-            nonwhite += 1
-        if near(px, (0x1f, 0x77, 0xb4)): blue += 1
-        elif near(px, (0xff, 0x7f, 0x0e)): orange += 1
-        elif near(px, (0x22, 0x22, 0x22), 6): dark += 1
+blue = orange = dark = 0
+nonwhite = w * h - colours[(255, 255, 255)]
+for px, n in colours.items():
+    if near(px, (0x1f, 0x77, 0xb4)): blue += n
+    elif near(px, (0xff, 0x7f, 0x0e)): orange += n
+    elif near(px, (0x22, 0x22, 0x22), 6): dark += n
 print(f"{w}x{h}: nonwhite {nonwhite}, candidate blue {blue}, baseline orange {orange}, dark {dark}")
 # A legend mark alone is about 80 blue or 100 orange pixels; the first
 # chart (the one in view) adds at least two of each marker.
