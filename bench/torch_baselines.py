@@ -72,6 +72,20 @@ def baseline_path(family):
     return os.path.join(ROOT, "kernels", family, "torch_baseline.py")
 
 
+def device_setup(torch):
+    """fp32 matmuls in fp32 (no TF32), a flush buffer twice the L2, and a
+    generator seeded from the OS: (device properties, L2 bytes, flush,
+    generator)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    props = torch.cuda.get_device_properties(0)
+    l2 = getattr(props, "L2_cache_size", 60 << 20)
+    flush = torch.empty(2 * l2 // 4, device="cuda", dtype=torch.float32)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    return props, l2, flush, gen
+
+
 def load_baseline(family):
     """kernels/<family>/torch_baseline.py as a module."""
     spec = importlib.util.spec_from_file_location("kp_torch_baseline_" + family, baseline_path(family))
@@ -228,13 +242,7 @@ def main():
     import torch as _torch
     torch = _torch
     td = {"f32": torch.float32, "bf16": torch.bfloat16}
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    props = torch.cuda.get_device_properties(0)
-    l2 = getattr(props, "L2_cache_size", 60 << 20)
-    flush = torch.empty(2 * l2 // 4, device="cuda", dtype=torch.float32)
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    props, l2, flush, gen = device_setup(torch)
     rows = []
     for op in ops:
         mod = load_baseline(op)

@@ -557,13 +557,7 @@ def main(argv=None):
                 lf.close()
             raise
         torch = tb.torch = _torch
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-        props = torch.cuda.get_device_properties(0)
-        l2 = getattr(props, "L2_cache_size", 60 << 20)
-        flush = torch.empty(2 * l2 // 4, device="cuda", dtype=torch.float32)
-        gen = torch.Generator(device="cuda")
-        gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
+        props, l2, flush, gen = tb.device_setup(torch)
         log("torch %s on %s" % (torch.__version__, props.name))
     builds = finish_builds(procs, log)
     for k in kernels:
