@@ -7,7 +7,7 @@
 #
 # kproof's eval and bench/torch_baselines.py put f32 02 and torch.compile
 # within 1% of each other from two processes and two harnesses
-# (results/README.md: 0.99x / 1.01x / 0.99x), inside what the harnesses
+# (run 2026-12-03-h200-59c7aa2: 0.99x / 1.01x / 0.99x), inside what the harnesses
 # differ by. Here, in one process, round-robin on the same inputs under one
 # cold protocol, at 16384x4096, 65536x1024 and 4096x16384:
 #   f32:  02 keep-x, its A/A copy, lab 73 wide (lab/gen.py: 256 threads of

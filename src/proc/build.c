@@ -128,7 +128,7 @@ typedef struct build_limits {
     int64_t output;  /* bytes of messages, then the same */
 } build_limits;
 
-enum { RUN_NOEXEC = -1, RUN_TIMEOUT = -2, RUN_SANDBOX = -3, RUN_FLOOD = -4, RUN_SIGNAL = -5 };
+enum { RUN_NOEXEC = -1, RUN_TIMEOUT = -2, RUN_SANDBOX = -3, RUN_FLOOD = -4, RUN_SIGNAL = -5, RUN_LOST = -6 };
 
 /* Runs argv, capturing stdout+stderr (tail) into out, stdin from
  * /dev/null. Returns the exit status, or RUN_*. `slot` (cleanup.h) gets
@@ -225,9 +225,10 @@ static int run_capture(char *const argv[], char *out, size_t outlen, const build
     }
     close(p[0]);
     int st = 0;
-    kp_reap_group(pid, &st, 1); /* and whatever it left in its group */
+    int reaped = kp_reap_group(pid, &st, 1); /* and whatever it left in its group */
     kp_cleanup_group(slot, 0);
     if (stopped) return stopped;
+    if (reaped != 1) return RUN_LOST; /* no status: never read as a clean exit */
     if (WIFEXITED(st)) return WEXITSTATUS(st) == 127 ? RUN_NOEXEC : WEXITSTATUS(st);
     return RUN_SIGNAL;
 }
@@ -533,6 +534,9 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
         ret = -2;
     } else if (rc == RUN_SANDBOX) {
         ret = -2; /* log says why */
+    } else if (rc == RUN_LOST) {
+        snprintf(log, loglen, "the compiler's exit status could not be read (waiting for it failed)");
+        ret = -2;
     } else if (rc == RUN_TIMEOUT) {
         snprintf(log, loglen, "build timed out: the compiler ran for over %.0f s and was stopped (KPROOF_BUILD_TIMEOUT)",
                  lim.time_s);

@@ -265,7 +265,7 @@ static __global__ __launch_bounds__(LONG_THREADS) void rmsnorm_long(const kp_bf1
     }
 }
 
-/* ---- rows of 12K-32K (multiples of 4096, 16-byte path): two reads, four
+/* ---- rows of 20K-32K (multiples of 4096, 16-byte path): two reads, four
  * rows an SM. CHUNKS 16-byte chunks a thread; TWO_THREADS threads a row. */
 enum { TWO_THREADS = 512 };
 template <int CHUNKS>
@@ -339,7 +339,7 @@ static int launch_two(const kp_bf16 *x, const kp_bf16 *w, kp_bf16 *y, int64_t ro
     }
     return 0;
 }
-/* cols = 4096 CHUNKS: 12288 .. 32768 (the caller checks). */
+/* cols = 4096 CHUNKS: 20480 .. 32768 (the caller checks; 3 and 4 are not reached). */
 static int launch_two_pass(const kp_bf16 *x, const kp_bf16 *w, kp_bf16 *y, int64_t rows, int64_t cols,
                            cudaStream_t stream) {
     switch (cols / 4096) {
@@ -353,7 +353,8 @@ static int launch_two_pass(const kp_bf16 *x, const kp_bf16 *w, kp_bf16 *y, int64
     }
 }
 
-/* layernorm bf16 23's launch table (docs/kernels.md: why these shapes). */
+/* layernorm bf16 23's launch table (docs/kernels.md: why these shapes), with
+ * rows of 12288 and 16384 in registers. */
 template <int VEC>
 static int launch(const kp_bf16 *x, const kp_bf16 *w, kp_bf16 *y, int64_t rows, int64_t cols, cudaStream_t stream) {
     if (cols <= 256) return launch_regs<VEC, 8, 32, 256>(x, w, y, rows, cols, stream);
