@@ -225,8 +225,8 @@ static int run_capture(char *const argv[], char *out, size_t outlen, const build
     }
     close(p[0]);
     int st = 0;
-    int reaped = kp_reap_group(pid, &st, 1); /* and whatever it left in its group */
-    kp_cleanup_group(slot, 0);
+    int reaped = kp_reap_group(pid, slot, &st, 1); /* and whatever it left in its group */
+    kp_cleanup_group(slot, 0); /* also where waiting failed */
     if (stopped) return stopped;
     if (reaped != 1) return RUN_LOST; /* no status: never read as a clean exit */
     if (WIFEXITED(st)) return WEXITSTATUS(st) == 127 ? RUN_NOEXEC : WEXITSTATUS(st);

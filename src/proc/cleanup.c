@@ -119,7 +119,7 @@ void kp_die_with_parent(pid_t parent, int sig) {
     }
 }
 
-int kp_reap_group(pid_t pid, int *status, int block) {
+int kp_reap_group(pid_t pid, int slot, int *status, int block) {
     siginfo_t si;
     for (;;) {
         memset(&si, 0, sizeof si);
@@ -128,6 +128,7 @@ int kp_reap_group(pid_t pid, int *status, int block) {
     }
     if (si.si_pid != pid) return 0; /* WNOHANG: still running */
     kill(-pid, SIGKILL);
+    kp_cleanup_group(slot, 0); /* before the number is freed: no signal can reach a reused one */
     int st = 0;
     while (waitpid(pid, &st, 0) < 0) {
         if (errno != EINTR) return -1;

@@ -33,10 +33,11 @@ void kp_cleanup_drop(int slot);
 /* Waits for a group leader `pid` (block 0: only if it has already
  * ended) and reaps it, killing its whole group first: while the leader is
  * a zombie its number still names the group, so nothing that took the
- * number since can be hit. 1 with its wait status in *status, 0 if it is
- * still running (block 0 only), -1 if waiting for it failed (errno says
- * why: not our child, or already reaped). */
-int kp_reap_group(pid_t pid, int *status, int block);
+ * number since can be hit. Its group is forgotten in cleanup slot `slot`
+ * (-1: none) before the zombie is reaped. 1 with its wait status in
+ * *status, 0 if it is still running (block 0 only), -1 if waiting for it
+ * failed (errno says why: not our child, or already reaped). */
+int kp_reap_group(pid_t pid, int slot, int *status, int block);
 
 /* In a child, right after fork: get `sig` when `parent` dies, and if it
  * already has, die now. Linux only (PR_SET_PDEATHSIG; elsewhere only the

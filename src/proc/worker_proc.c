@@ -102,10 +102,9 @@ static void describe_death(kp_wk *w, char *err, size_t len) {
 static void reap(kp_wk *w, int block) {
     if (w->dead) return;
     int st = 0;
-    if (kp_reap_group(w->pid, &st, block) == 1) { /* what it left in its group goes with it */
+    if (kp_reap_group(w->pid, w->slot, &st, block) == 1) { /* what it left in its group goes with it */
         w->dead = 1;
         w->status = st;
-        kp_cleanup_group(w->slot, 0); /* the number is free again */
     }
 }
 
