@@ -974,3 +974,61 @@ variant(f"{R}/bf16-03-regs-16k.cu", f"{R}/bf16-79-lab-two4k.cu",
 variant(f"{R}/f32-03-two-reads-4k.cu", f"{R}/f32-79-lab-wlast.cu",
         "LAB 79-lab-wlast: 03 with w read at L2 evict_last in its rows-of-4096 kernel.",
         (("        vec<4>::load(w, k * 512 + t, wv);\n", "        vec<4>::load_keep(w, k * 512 + t, wv, keep);\n", 1),))
+# bf16 80 and 81: rows of 4096 as max-autotune's kernel lays them out
+# (results/2026-12-04-h200-f5f117b, rmsnorm-lab/torch-kernels: grid 8192,
+# 512 threads, 32 registers): two rows a block, 256 threads a row, two
+# 16-byte chunks a thread, w at evict_last. 80 reads x twice (the sum at
+# evict_last, the output's read from L2 at evict_first), as that kernel
+# does; 81 keeps the row's 16 values in registers (one read).
+BF_2ROW = r'''/* ---- lab: rows of 4096, two a block of 512 threads ------------------------- */
+template <bool TWICE>
+static __global__ __launch_bounds__(512, 4) void rmsnorm_4k_pair(const kp_bf16 *__restrict__ x,
+                                                                 const kp_bf16 *__restrict__ w,
+                                                                 kp_bf16 *__restrict__ y, int64_t rows) {
+    __shared__ float sh_ss[16];
+    const int half = (int)(threadIdx.x >> 8), t = (int)(threadIdx.x & 255);
+    const int64_t row = (int64_t)blockIdx.x * 2 + half;
+    const bool live = row < rows;
+    const kp_bf16 *xr = x + (live ? row : 0) * 4096;
+    kp_bf16 *yr = y + row * 4096;
+    const uint64_t keep = evict_last_policy();
+    float v[16];
+    vec<8>::load_keep(xr, t, v, keep);
+    vec<8>::load_keep(xr, 256 + t, v + 8, keep);
+    float a0 = 0.0f, a1 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8; j++) { a0 = fmaf(v[j], v[j], a0); a1 = fmaf(v[8 + j], v[8 + j], a1); }
+    float s = warp_sum(a0 + a1);
+    if ((threadIdx.x & 31) == 0) sh_ss[threadIdx.x >> 5] = s;
+    __syncthreads();
+    s = (threadIdx.x & 31) < 8 ? sh_ss[half * 8 + (threadIdx.x & 7)] : 0.0f;
+    s = warp_sum(s);
+    const float rstd = rsqrtf(s / 4096.0f + (float)KP_RMSNORM_EPS);
+    if (!live) return;
+    const uint64_t drop = evict_first_policy();
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        float wv[8];
+        if (TWICE) vec<8>::load_keep(xr, k * 256 + t, v + 8 * k, drop);
+        vec<8>::load_keep(w, k * 256 + t, wv, keep);
+#pragma unroll
+        for (int j = 0; j < 8; j++) v[8 * k + j] = v[8 * k + j] * rstd * wv[j];
+        vec<8>::store(yr, k * 256 + t, v + 8 * k);
+    }
+}
+
+/* ---- launchers ------------------------------------------------------------ */
+'''
+def bf_pair(twice):
+    return ("    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, y, rows, cols, stream);\n",
+            "    if (VEC == 8 && cols == 4096 && rows <= 2 * MAX_GRID) {\n"
+            f"        rmsnorm_4k_pair<{'true' if twice else 'false'}><<<(unsigned)((rows + 1) / 2), 512, 0, stream>>>(x, w, y, rows);\n"
+            "        KP_TRY(cudaGetLastError());\n"
+            "        return 0;\n"
+            "    }\n"
+            "    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, y, rows, cols, stream);\n", 1)
+for tag, twice, what in (("80-lab-pair2", True, "x read twice (the second read from L2 at evict_first)"),
+                         ("81-lab-pair1", False, "x read once into registers")):
+    variant(f"{R}/bf16-03-regs-16k.cu", f"{R}/bf16-{tag}.cu",
+            f"LAB {tag}: 03 with rows of 4096 two a block of 512 threads (256 a row, two 16-byte chunks a thread, w at evict_last), {what}.",
+            (("/* ---- launchers ------------------------------------------------------------ */\n", BF_2ROW, 1), bf_pair(twice)))

@@ -11,8 +11,9 @@
 #   f32:  03 (rows of 4096 read twice), its A/A copy, 02, lab 79 (03 with
 #         w read at evict_last, as torch.compile's kernel reads it), torch
 #         eager, torch.compile, max-autotune-no-cudagraphs, a copy;
-#   bf16: 03 (rows of 16384 read once), its A/A copy, 02, the same torch
-#         contenders and copy.
+#   bf16: 03 (rows of 16384 read once), its A/A copy, 02, lab 80 and 81
+#         (rows of 4096 two a block of 512 threads, x read twice / once),
+#         the same torch contenders and copy.
 # The answer per shape and kernel: best torch / kernel with a paired 95%
 # interval (above 1: the kernel is faster), the A/A beside it.
 set -u
@@ -26,12 +27,10 @@ rm -rf "$BUILD"
 
 R=kernels/rmsnorm/cuda
 K=(--kernel "$R/f32-03-two-reads-4k.cu" --kernel "$R/f32-02-keep-x.cu")
-if python3 lab/gen.py >"$OUT/gen.log" 2>&1 && [ -f "$R/f32-79-lab-wlast.cu" ]; then
-  K+=(--kernel "$R/f32-79-lab-wlast.cu")
-else
-  log "lab/gen.py failed or wrote no f32-79-lab-wlast.cu: 03 and 02 alone for f32 ($(tail -1 "$OUT/gen.log"))"
-fi
+python3 lab/gen.py >"$OUT/gen.log" 2>&1 || log "lab/gen.py failed: $(tail -1 "$OUT/gen.log")"
+[ -f "$R/f32-79-lab-wlast.cu" ] && K+=(--kernel "$R/f32-79-lab-wlast.cu")
 K+=(--kernel "$R/bf16-03-regs-16k.cu" --kernel "$R/bf16-02-shared-w.cu")
+for v in bf16-80-lab-pair2 bf16-81-lab-pair1; do [ -f "$R/$v.cu" ] && K+=(--kernel "$R/$v.cu"); done
 nvidia-smi -q -d CLOCK,PERFORMANCE >"$OUT/clocks-before.txt" 2>&1
 nvcc --version | tail -2 >"$OUT/nvcc.txt" 2>&1 # torch's version is in the JSON
 
