@@ -1032,3 +1032,78 @@ for tag, twice, what in (("80-lab-pair2", True, "x read twice (the second read f
     variant(f"{R}/bf16-03-regs-16k.cu", f"{R}/bf16-{tag}.cu",
             f"LAB {tag}: 03 with rows of 4096 two a block of 512 threads (256 a row, two 16-byte chunks a thread, w at evict_last), {what}.",
             (("/* ---- launchers ------------------------------------------------------------ */\n", BF_2ROW, 1), bf_pair(twice)))
+# bf16 82 and 83: max-autotune's kernel at 16384x4096 as its PTX has it
+# (Inductor's cache from lab/runs/bf16-probes.sh): thread t takes the same
+# 16-byte chunk (columns 8t..8t+7, 512 threads a row) of both of the
+# block's rows, so w is loaded once for two rows; the loads are L1-allocating
+# (ld.global, not .nc) with L1 and L2 hints: x at evict_last for the sum, x
+# again at evict_first (82: from L1 or L2) beside w at evict_last; 83 keeps
+# both rows' 16 values in registers instead of the second read.
+BF_L1 = r'''/* ---- lab: rows of 4096, two a block, a thread's chunk in both -------------- */
+static __device__ __forceinline__ uint4 ld16_l1(const uint4 *p, uint64_t pol, bool keep) {
+    uint4 t;
+    if (keep)
+        asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                     : "=r"(t.x), "=r"(t.y), "=r"(t.z), "=r"(t.w) : "l"(p), "l"(pol));
+    else
+        asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                     : "=r"(t.x), "=r"(t.y), "=r"(t.z), "=r"(t.w) : "l"(p), "l"(pol));
+    return t;
+}
+template <bool TWICE>
+static __global__ __launch_bounds__(512, 4) void rmsnorm_4k_both(const kp_bf16 *__restrict__ x,
+                                                                 const kp_bf16 *__restrict__ w,
+                                                                 kp_bf16 *__restrict__ y, int64_t rows) {
+    __shared__ float sh_ss[2][16];
+    const int t = (int)threadIdx.x;
+    const int64_t r0 = (int64_t)blockIdx.x * 2;
+    const bool two = r0 + 1 < rows;
+    const uint4 *x0 = reinterpret_cast<const uint4 *>(x + r0 * 4096) + t;
+    const uint4 *x1 = reinterpret_cast<const uint4 *>(x + (two ? r0 + 1 : r0) * 4096) + t;
+    const uint64_t keep = evict_last_policy(), drop = evict_first_policy();
+    float a[8], b[8];
+    {
+        const uint4 u = ld16_l1(x0, keep, true), v = ld16_l1(x1, keep, true);
+        vec<8>::unpack(u, a);
+        vec<8>::unpack(v, b);
+    }
+    float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8; j++) { s0 = fmaf(a[j], a[j], s0); s1 = fmaf(b[j], b[j], s1); }
+    s0 = warp_sum(s0);
+    s1 = warp_sum(s1);
+    if ((t & 31) == 0) { sh_ss[0][t >> 5] = s0; sh_ss[1][t >> 5] = s1; }
+    __syncthreads();
+    s0 = (t & 31) < 16 ? sh_ss[0][t & 15] : 0.0f;
+    s1 = (t & 31) < 16 ? sh_ss[1][t & 15] : 0.0f;
+    s0 = warp_sum(s0);
+    s1 = warp_sum(s1);
+    const float q0 = rsqrtf(s0 / 4096.0f + (float)KP_RMSNORM_EPS), q1 = rsqrtf(s1 / 4096.0f + (float)KP_RMSNORM_EPS);
+    if (TWICE) {
+        const uint4 u = ld16_l1(x0, drop, false), v = ld16_l1(x1, drop, false);
+        vec<8>::unpack(u, a);
+        vec<8>::unpack(v, b);
+    }
+    float wv[8];
+    vec<8>::unpack(ld16_l1(reinterpret_cast<const uint4 *>(w) + t, keep, true), wv);
+#pragma unroll
+    for (int j = 0; j < 8; j++) { a[j] = a[j] * q0 * wv[j]; b[j] = b[j] * q1 * wv[j]; }
+    vec<8>::store(y + r0 * 4096, t, a);
+    if (two) vec<8>::store(y + (r0 + 1) * 4096, t, b);
+}
+
+/* ---- launchers ------------------------------------------------------------ */
+'''
+def bf_both(twice):
+    return ("    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, y, rows, cols, stream);\n",
+            "    if (VEC == 8 && cols == 4096 && rows <= 2 * MAX_GRID) {\n"
+            f"        rmsnorm_4k_both<{'true' if twice else 'false'}><<<(unsigned)((rows + 1) / 2), 512, 0, stream>>>(x, w, y, rows);\n"
+            "        KP_TRY(cudaGetLastError());\n"
+            "        return 0;\n"
+            "    }\n"
+            "    if (cols <= 4096) return launch_regs<VEC, 32, 128, 128>(x, w, y, rows, cols, stream);\n", 1)
+for tag, twice, what in (("82-lab-both2", True, "x read twice (the second at L1 and L2 evict_first)"),
+                         ("83-lab-both1", False, "both rows kept in registers (one read)")):
+    variant(f"{R}/bf16-03-regs-16k.cu", f"{R}/bf16-{tag}.cu",
+            f"LAB {tag}: 03 with rows of 4096 two a block of 512 threads, thread t on columns 8t..8t+7 of both rows (w loaded once for both), L1-allocating loads with L1 and L2 hints, {what}.",
+            (("/* ---- launchers ------------------------------------------------------------ */\n", BF_L1, 1), bf_both(twice)))

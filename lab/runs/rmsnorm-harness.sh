@@ -8,12 +8,13 @@
 # The best kernels and their predecessors at 16384x4096, 65536x1024 and
 # 4096x16384, in one process, round-robin on the same inputs under one
 # cold protocol (results/README.md: the table this makes):
-#   f32:  03 (rows of 4096 read twice), its A/A copy, 02, lab 79 (03 with
-#         w read at evict_last, as torch.compile's kernel reads it), torch
-#         eager, torch.compile, max-autotune-no-cudagraphs, a copy;
-#   bf16: 03 (rows of 16384 read once), its A/A copy, 02, lab 80 and 81
-#         (rows of 4096 two a block of 512 threads, x read twice / once),
-#         the same torch contenders and copy.
+#   f32:  03 (rows of 4096 read twice), its A/A copy, 02, torch eager,
+#         torch.compile, max-autotune-no-cudagraphs, a copy;
+#   bf16: 03 (rows of 16384 read once), its A/A copy, 02, lab 81 (rows
+#         of 4096 two a block of 512 threads, 256 a row, one read), 82 and
+#         83 (max-autotune's layout: a thread's chunk in both rows, w once,
+#         L1-allocating loads; x read twice / once), the same torch
+#         contenders and copy.
 # The answer per shape and kernel: best torch / kernel with a paired 95%
 # interval (above 1: the kernel is faster), the A/A beside it.
 set -u
@@ -28,9 +29,8 @@ rm -rf "$BUILD"
 R=kernels/rmsnorm/cuda
 K=(--kernel "$R/f32-03-two-reads-4k.cu" --kernel "$R/f32-02-keep-x.cu")
 python3 lab/gen.py >"$OUT/gen.log" 2>&1 || log "lab/gen.py failed: $(tail -1 "$OUT/gen.log")"
-[ -f "$R/f32-79-lab-wlast.cu" ] && K+=(--kernel "$R/f32-79-lab-wlast.cu")
 K+=(--kernel "$R/bf16-03-regs-16k.cu" --kernel "$R/bf16-02-shared-w.cu")
-for v in bf16-80-lab-pair2 bf16-81-lab-pair1; do [ -f "$R/$v.cu" ] && K+=(--kernel "$R/$v.cu"); done
+for v in bf16-81-lab-pair1 bf16-82-lab-both2 bf16-83-lab-both1; do [ -f "$R/$v.cu" ] && K+=(--kernel "$R/$v.cu"); done
 nvidia-smi -q -d CLOCK,PERFORMANCE >"$OUT/clocks-before.txt" 2>&1
 nvcc --version | tail -2 >"$OUT/nvcc.txt" 2>&1 # torch's version is in the JSON
 

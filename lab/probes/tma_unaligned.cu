@@ -1,0 +1,125 @@
+// Probe: does the copy engine take a 2-D tile box whose first column is
+// not on a 16-byte boundary (x = 1, 3, 5, 7 bf16 elements), for loads and
+// for stores, with the 128-byte swizzle? The map itself keeps the rules
+// (base 16-byte aligned, row stride a multiple of 16). A store must write
+// exactly the box's elements (its neighbours keep their sentinel), a load
+// must read exactly them. Prints one line a case and "ALL OK" or "FAILED".
+//   nvcc -O2 -std=c++17 -arch=sm_90a lab/probes/tma_unaligned.cu -o /tmp/tma_probe && /tmp/tma_probe
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <vector>
+
+enum { ROWS = 32, COLS = 512, BOXC = 64, BOXR = 8 };
+
+static __device__ __forceinline__ uint32_t sa(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// One block of 32 threads. Load: the box at (x, y) into shared memory,
+// then out to dst as a dense BOXR x BOXC array (un-swizzled by hand).
+// Store: a dense src array swizzled into shared memory, then stored at (x, y).
+__global__ void probe(const __grid_constant__ CUtensorMap map, int x, int y, int store, const uint16_t *src,
+                      uint16_t *dst) {
+    __shared__ alignas(1024) uint16_t tile[BOXR * BOXC];
+    __shared__ alignas(8) uint64_t bar;
+    const int t = threadIdx.x;
+    // 128-byte swizzle: row r (128 bytes) at 128 r, its 16-byte chunk c at c ^ (r % 8).
+    auto at = [](int r, int c) { return r * BOXC + ((((c / 8) ^ (r % 8)) * 8) + c % 8); };
+    if (store) {
+        for (int i = t; i < BOXR * BOXC; i += 32) tile[at(i / BOXC, i % BOXC)] = src[i];
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        __syncthreads();
+        if (t == 0) {
+            asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(&map),
+                         "r"(x), "r"(y), "r"(sa(tile))
+                         : "memory");
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+            asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+        }
+        return;
+    }
+    if (t == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sa(&bar)));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (t == 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sa(&bar)), "r"(BOXR * BOXC * 2)
+                     : "memory");
+        asm volatile(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::
+                "r"(sa(tile)),
+            "l"(&map), "r"(x), "r"(y), "r"(sa(&bar))
+            : "memory");
+    }
+    asm volatile(
+        "{ .reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra W; }" ::"r"(sa(&bar))
+        : "memory");
+    for (int i = t; i < BOXR * BOXC; i += 32) dst[i] = tile[at(i / BOXC, i % BOXC)];
+}
+
+int main() {
+    void *fn = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        !fn) {
+        printf("no cuTensorMapEncodeTiled\nFAILED\n");
+        return 1;
+    }
+    auto encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+    uint16_t *g, *src, *dst;
+    cudaMalloc(&g, ROWS * COLS * 2);
+    cudaMalloc(&src, BOXR * BOXC * 2);
+    cudaMalloc(&dst, BOXR * BOXC * 2);
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {COLS, ROWS};
+    const cuuint64_t strides[1] = {COLS * 2};
+    const cuuint32_t box[2] = {BOXC, BOXR}, estr[2] = {1, 1};
+    if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, g, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+        printf("encode failed\nFAILED\n");
+        return 1;
+    }
+    std::vector<uint16_t> host(ROWS * COLS), box_h(BOXR * BOXC), got(BOXR * BOXC);
+    int bad_total = 0;
+    const int xs[] = {0, 1, 3, 5, 7, 8, 65, 130};
+    for (int store = 0; store < 2; store++) {
+        for (int x : xs) {
+            const int y = 3;
+            for (int i = 0; i < ROWS * COLS; i++) host[i] = (uint16_t)(i * 7 + 1);
+            for (int i = 0; i < BOXR * BOXC; i++) box_h[i] = (uint16_t)(0x8000 | i);
+            cudaMemcpy(g, host.data(), host.size() * 2, cudaMemcpyHostToDevice);
+            cudaMemcpy(src, box_h.data(), box_h.size() * 2, cudaMemcpyHostToDevice);
+            cudaMemset(dst, 0, BOXR * BOXC * 2);
+            probe<<<1, 32>>>(map, x, y, store, src, dst);
+            cudaError_t e = cudaDeviceSynchronize();
+            if (e != cudaSuccess) {
+                printf("%s x=%d: %s\nFAILED\n", store ? "store" : "load", x, cudaGetErrorString(e));
+                return 1;
+            }
+            int bad = 0;
+            if (store) {
+                std::vector<uint16_t> after(ROWS * COLS);
+                cudaMemcpy(after.data(), g, after.size() * 2, cudaMemcpyDeviceToHost);
+                for (int r = 0; r < ROWS; r++)
+                    for (int c = 0; c < COLS; c++) {
+                        const bool in = r >= y && r < y + BOXR && c >= x && c < x + BOXC;
+                        const uint16_t want = in ? box_h[(r - y) * BOXC + (c - x)] : host[r * COLS + c];
+                        bad += after[r * COLS + c] != want;
+                    }
+            } else {
+                cudaMemcpy(got.data(), dst, got.size() * 2, cudaMemcpyDeviceToHost);
+                for (int r = 0; r < BOXR; r++)
+                    for (int c = 0; c < BOXC; c++) bad += got[r * BOXC + c] != host[(y + r) * COLS + x + c];
+            }
+            printf("%s x=%d y=%d: %d elements wrong\n", store ? "store" : "load", x, y, bad);
+            bad_total += bad;
+        }
+    }
+    printf(bad_total ? "FAILED\n" : "ALL OK\n");
+    return bad_total != 0;
+}
