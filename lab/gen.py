@@ -1107,3 +1107,33 @@ for tag, twice, what in (("82-lab-both2", True, "x read twice (the second at L1 
     variant(f"{R}/bf16-03-regs-16k.cu", f"{R}/bf16-{tag}.cu",
             f"LAB {tag}: 03 with rows of 4096 two a block of 512 threads, thread t on columns 8t..8t+7 of both rows (w loaded once for both), L1-allocating loads with L1 and L2 hints, {what}.",
             (("/* ---- launchers ------------------------------------------------------------ */\n", BF_L1, 1), bf_both(twice)))
+# f32 80 and 81: 03's rows-of-4096 kernel with torch.compile's loads there
+# (its PTX, as bf16 04 took them): L1-allocating ld.global with L1 and L2
+# hints (x at evict_last for the sum, x again at evict_first, w at
+# evict_last); 81 keeps the row's 8 values in registers instead of the second read.
+F32_L1 = r'''static __device__ __forceinline__ void ld4_l1(const float *p, int64_t i, float *v, uint64_t pol, bool keep) {
+    float4 t;
+    const float4 *q = reinterpret_cast<const float4 *>(p) + i;
+    if (keep)
+        asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;"
+                     : "=f"(t.x), "=f"(t.y), "=f"(t.z), "=f"(t.w) : "l"(q), "l"(pol));
+    else
+        asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;"
+                     : "=f"(t.x), "=f"(t.y), "=f"(t.z), "=f"(t.w) : "l"(q), "l"(pol));
+    v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;
+}
+static __global__ __launch_bounds__(512, 4) void rmsnorm_two_4k('''
+F32_BODY_OLD = '''    vec<4>::load_keep(xr, t, v, keep);
+    vec<4>::load_keep(xr, 512 + t, v + 4, keep);'''
+F32_BODY_NEW = '''    ld4_l1(xr, t, v, keep, true);
+    ld4_l1(xr, 512 + t, v + 4, keep, true);'''
+F32_SECOND_OLD = '''        vec<4>::load_keep(xr, k * 512 + t, xv, drop);
+        vec<4>::load(w, k * 512 + t, wv);'''
+for tag, second, what in (("80-lab-l1", '''        ld4_l1(xr, k * 512 + t, xv, drop, false);
+        ld4_l1(w, k * 512 + t, wv, keep, true);''', "x read twice"),
+                          ("81-lab-l1regs", '''        for (int j = 0; j < 4; j++) xv[j] = v[4 * k + j];
+        ld4_l1(w, k * 512 + t, wv, keep, true);''', "the row kept in registers (one read)")):
+    variant(f"{R}/f32-03-two-reads-4k.cu", f"{R}/f32-{tag}.cu",
+            f"LAB {tag}: 03 with L1-allocating loads with L1 and L2 hints in its rows-of-4096 kernel (torch.compile's), {what}.",
+            (("static __global__ __launch_bounds__(512, 4) void rmsnorm_two_4k(", F32_L1, 1),
+             (F32_BODY_OLD, F32_BODY_NEW, 1), (F32_SECOND_OLD, second, 1)))

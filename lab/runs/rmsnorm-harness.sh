@@ -8,12 +8,11 @@
 # The best kernels and their predecessors at 16384x4096, 65536x1024 and
 # 4096x16384, in one process, round-robin on the same inputs under one
 # cold protocol (results/README.md: the table this makes):
-#   f32:  03 (rows of 4096 read twice), its A/A copy, 02, torch eager,
-#         torch.compile, max-autotune-no-cudagraphs, a copy;
-#   bf16: 03 (rows of 16384 read once), its A/A copy, 02, lab 81 (rows
-#         of 4096 two a block of 512 threads, 256 a row, one read), 82 and
-#         83 (max-autotune's layout: a thread's chunk in both rows, w once,
-#         L1-allocating loads; x read twice / once), the same torch
+#   f32:  03 (rows of 4096 read twice), its A/A copy, lab 80 and 81 (03's
+#         rows-of-4096 kernel with L1-allocating loads, as torch.compile's;
+#         x read twice / once), torch eager, torch.compile,
+#         max-autotune-no-cudagraphs, a copy;
+#   bf16: 04 (rows of 4096 two a block), its A/A copy, 03, the same torch
 #         contenders and copy.
 # The answer per shape and kernel: best torch / kernel with a paired 95%
 # interval (above 1: the kernel is faster), the A/A beside it.
@@ -27,10 +26,10 @@ BUILD=/tmp/rmsh.build # shared objects stay out of the archive
 rm -rf "$BUILD"
 
 R=kernels/rmsnorm/cuda
-K=(--kernel "$R/f32-03-two-reads-4k.cu" --kernel "$R/f32-02-keep-x.cu")
 python3 lab/gen.py >"$OUT/gen.log" 2>&1 || log "lab/gen.py failed: $(tail -1 "$OUT/gen.log")"
-K+=(--kernel "$R/bf16-03-regs-16k.cu" --kernel "$R/bf16-02-shared-w.cu")
-for v in bf16-81-lab-pair1 bf16-82-lab-both2 bf16-83-lab-both1; do [ -f "$R/$v.cu" ] && K+=(--kernel "$R/$v.cu"); done
+K=(--kernel "$R/f32-03-two-reads-4k.cu")
+for v in f32-80-lab-l1 f32-81-lab-l1regs; do [ -f "$R/$v.cu" ] && K+=(--kernel "$R/$v.cu"); done
+K+=(--kernel "$R/bf16-04-pair-rows.cu" --kernel "$R/bf16-03-regs-16k.cu")
 nvidia-smi -q -d CLOCK,PERFORMANCE >"$OUT/clocks-before.txt" 2>&1
 nvcc --version | tail -2 >"$OUT/nvcc.txt" 2>&1 # torch's version is in the JSON
 
