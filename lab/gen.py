@@ -1137,3 +1137,38 @@ for tag, second, what in (("80-lab-l1", '''        ld4_l1(xr, k * 512 + t, xv, d
             f"LAB {tag}: 03 with L1-allocating loads with L1 and L2 hints in its rows-of-4096 kernel (torch.compile's), {what}.",
             (("static __global__ __launch_bounds__(512, 4) void rmsnorm_two_4k(", F32_L1, 1),
              (F32_BODY_OLD, F32_BODY_NEW, 1), (F32_SECOND_OLD, second, 1)))
+# matmul bf16 36: 07's staged C store (rows not 16-byte aligned, and every
+# row-class tile) with a warp's 16 shared-memory reads of a quarter issued
+# together, then the shuffles and stores: in 07 each row's read, shuffle
+# and store wait on each other (the reads are volatile asm with a memory
+# clobber, so none moves past the previous row's store). Launch by launch
+# (lab/mm_kernels.py), 07's product is 24 us slower where C is staged
+# (4096x4095x4096, 201.7 us) than at 4096^3 (177.7): about 6 us a tile.
+MM = "kernels/matmul/cuda"
+ST_OLD = '''#pragma unroll 4
+                        for (int i = 0; i < 16; i++) {
+                            const int g = warp * 16 + i; /* slot row g: the tile's row 64cw + g */
+                            const int r = V == 2 ? 8 * (cy + cw * 64 + g) + cj : m0 + cw * 64 + g; /* its C row */
+                            if (r >= M) break; /* r grows with g, the same for the whole warp */
+                            const int sr = g;
+                            const uint32_t w =
+                                ld_shared_b32(slot + sr * 128 + (((lane >> 2) ^ (sr & 7)) << 4) + (lane & 3) * 4);
+                            const uint32_t nx = __shfl_down_sync(0xffffffffu, w, 1);
+'''
+ST_NEW = '''                        uint32_t ws[16];
+#pragma unroll
+                        for (int i = 0; i < 16; i++) {
+                            const int sr = warp * 16 + i;
+                            ws[i] = ld_shared_b32(slot + sr * 128 + (((lane >> 2) ^ (sr & 7)) << 4) + (lane & 3) * 4);
+                        }
+#pragma unroll
+                        for (int i = 0; i < 16; i++) {
+                            const int g = warp * 16 + i; /* slot row g: the tile's row 64cw + g */
+                            const int r = V == 2 ? 8 * (cy + cw * 64 + g) + cj : m0 + cw * 64 + g; /* its C row */
+                            const uint32_t w = ws[i];
+                            const uint32_t nx = __shfl_down_sync(0xffffffffu, w, 1);
+                            if (r >= M) continue; /* the same for the whole warp */
+'''
+variant(f"{MM}/bf16-07-row-classes.cu", f"{MM}/bf16-36-lab-batchst.cu",
+        "LAB 36-lab-batchst: 07 with the staged C store's 16 shared-memory reads a warp issued together, then the shuffles and stores.",
+        ((ST_OLD, ST_NEW, 1),))

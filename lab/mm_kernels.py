@@ -12,6 +12,7 @@ not hidden), and the times carry the profiler's overhead between launches.
     python3 lab/mm_kernels.py --shape 4095x4095x4095 [--dtype bf16]
         [--kernel kernels/matmul/cuda/bf16-07-row-classes.cu ...]
         [--modes eager,compile,max-autotune] [--calls 10] [--build-dir DIR]
+--modes '' leaves torch out.
 """
 import argparse
 import os
@@ -70,9 +71,9 @@ def main():
             return C
         contenders.append((os.path.basename(path), call))
     fn = lambda x, y: torch.mm(x, y)  # noqa: E731
-    modes = {"eager": fn, "compile": torch.compile(fn, dynamic=False),
+    modes = {"eager": fn, "compile": torch.compile(fn, dynamic=False),  # compiled at the first call
              "max-autotune": torch.compile(fn, mode="max-autotune-no-cudagraphs", dynamic=False)}
-    for md in a.modes.split(","):
+    for md in [m for m in a.modes.split(",") if m]:
         g = modes[md]
         contenders.append(("torch-" + md, lambda g=g: g(A, B)))
 
