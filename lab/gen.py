@@ -1172,3 +1172,70 @@ ST_NEW = '''                        uint32_t ws[16];
 variant(f"{MM}/bf16-07-row-classes.cu", f"{MM}/bf16-36-lab-batchst.cu",
         "LAB 36-lab-batchst: 07 with the staged C store's 16 shared-memory reads a warp issued together, then the shuffles and stores.",
         ((ST_OLD, ST_NEW, 1),))
+# matmul bf16 37: 10's staged C store without branches. In 10 each row
+# computes its address with a 64-bit multiply, tests its alignment and
+# branches to one of two store sequences (about 25 instructions a row,
+# five stores; ncu: 29% more instructions than 4096^3's product,
+# results/2026-12-04-h200-6f2a1bd/matmul-ncu). Here the rows of a warp's
+# quarter are one pointer and a stride (1 or 8 rows), a row's alignment is
+# the first row's flipped by the stride's parity, each lane's element,
+# four-byte and two-byte store conditions are worked out once a quarter for
+# both alignments, and a row is a shuffle, a select and three predicated stores.
+ST37_OLD = '''#pragma unroll
+                        for (int i = 0; i < 16; i++) {
+                            const int g = warp * 16 + i; /* slot row g: the tile's row 64cw + g */
+                            const int r = V == 2 ? 8 * (cy + cw * 64 + g) + cj : m0 + cw * 64 + g; /* its C row */
+                            const uint32_t w = ws[i];
+                            const uint32_t nx = __shfl_down_sync(0xffffffffu, w, 1);
+                            if (r >= M) continue; /* the same for the whole warp */
+                            unsigned short *p = reinterpret_cast<unsigned short *>(C) + (int64_t)r * N + c0;
+                            if ((((uintptr_t)p >> 1) & 1u) == 0) {
+                                const int e = 2 * lane;
+                                if (e + 1 < lim)
+                                    *reinterpret_cast<uint32_t *>(p + e) = w;
+                                else if (e < lim)
+                                    p[e] = (unsigned short)w;
+                            } else {
+                                if (lane == 0) p[0] = (unsigned short)w;
+                                const int e = 2 * lane + 1;
+                                if (lane < 31 && e + 1 < lim)
+                                    *reinterpret_cast<uint32_t *>(p + e) = __funnelshift_r(w, nx, 16);
+                                else if (e < lim)
+                                    p[e] = (unsigned short)(w >> 16);
+                            }
+                        }
+'''
+ST37_NEW = '''                        /* Slot row g = warp * 16 + i is C row r0 + i * rstep; its first
+                         * element sits at a four-byte boundary (o = 0) or two bytes past
+                         * one (o = 1), the first row's o flipped by the stride's parity.
+                         * Per o, lane l writes elements e = 2l + o, e + 1 by one
+                         * four-byte store (w, or for o = 1 its high half and the next
+                         * lane's low half) where both exist (and l < 31 for o = 1),
+                         * else element e alone where it exists (v's low half: w's low
+                         * half for o = 0, its high half for o = 1); for o = 1 lane 0
+                         * also writes element 0 (w's low half). */
+                        const int rstep = V == 2 ? 8 : 1;
+                        const int r0 = V == 2 ? 8 * (cy + cw * 64 + warp * 16) + cj : m0 + cw * 64 + warp * 16;
+                        unsigned short *const p0 = reinterpret_cast<unsigned short *>(C) + (int64_t)r0 * N + c0;
+                        const int64_t pstep = (int64_t)rstep * N;
+                        const uint32_t o0 = (uint32_t)((uintptr_t)p0 >> 1) & 1u, flip = (uint32_t)pstep & 1u;
+                        const int e0 = 2 * lane, e1 = 2 * lane + 1;
+                        const bool s4_0 = e0 + 1 < lim, s2_0 = !s4_0 && e0 < lim;
+                        const bool s4_1 = lane < 31 && e1 + 1 < lim, s2_1 = !s4_1 && e1 < lim;
+#pragma unroll
+                        for (int i = 0; i < 16; i++) {
+                            const uint32_t w = ws[i];
+                            const uint32_t nx = __shfl_down_sync(0xffffffffu, w, 1);
+                            if (r0 + i * rstep >= M) continue; /* the same for the whole warp */
+                            unsigned short *const p = p0 + i * pstep;
+                            const bool o = (o0 ^ ((uint32_t)i & flip)) != 0;
+                            const uint32_t v = o ? __funnelshift_r(w, nx, 16) : w;
+                            const int e = o ? e1 : e0;
+                            if (o ? s4_1 : s4_0) *reinterpret_cast<uint32_t *>(p + e) = v;
+                            if (o ? s2_1 : s2_0) p[e] = (unsigned short)v;
+                            if (o && lane == 0) p[0] = (unsigned short)w;
+                        }
+'''
+variant(f"{MM}/bf16-10-batched-store.cu", f"{MM}/bf16-37-lab-flatst.cu",
+        "LAB 37-lab-flatst: 10 with the staged C store's rows as one pointer and stride, the store conditions worked out once a quarter, no branch a row.",
+        ((ST37_OLD, ST37_NEW, 1),))
