@@ -1176,7 +1176,7 @@ variant(f"{MM}/bf16-07-row-classes.cu", f"{MM}/bf16-36-lab-batchst.cu",
 # computes its address with a 64-bit multiply, tests its alignment and
 # branches to one of two store sequences (about 25 instructions a row,
 # five stores; ncu: 29% more instructions than 4096^3's product,
-# results/2026-12-04-h200-6f2a1bd/matmul-ncu). Here the rows of a warp's
+# results/2026-12-04-h200-c0a0392/matmul-ncu). Here the rows of a warp's
 # quarter are one pointer and a stride (1 or 8 rows), a row's alignment is
 # the first row's flipped by the stride's parity, each lane's element,
 # four-byte and two-byte store conditions are worked out once a quarter for
