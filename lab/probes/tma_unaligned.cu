@@ -1,6 +1,7 @@
 // Probe: does the copy engine take a 2-D tile box whose first column is
 // not on a 16-byte boundary (x = 1, 3, 5, 7 bf16 elements), for loads and
-// for stores, with the 128-byte swizzle? The map itself keeps the rules
+// for stores, with the 128-byte swizzle? The first fault ends the process
+// (a CUDA context does not survive it), so the cases after it do not run. The map itself keeps the rules
 // (base 16-byte aligned, row stride a multiple of 16). A store must write
 // exactly the box's elements (its neighbours keep their sentinel), a load
 // must read exactly them. Prints one line a case and "ALL OK" or "FAILED".

@@ -12,7 +12,7 @@
  * again; 32 registers, no spill). Every other shape runs 03's code.
  * measured: PASS on every shape of the op (33, worst 0.249 of the
  * tolerance); kproof's eval: 62.64 us [62.18, 63.30] at 16384x4096
- * (results/2026-12-04-h200-e14d0be/rmsnorm). In one harness with torch
+ * (results/2026-12-04-h200-e14d0be/rmsnorm-and-matmul36). In one harness with torch
  * (lab/torch_vs.py) at 16384x4096: 62.24 us [62.14, 62.34], 99.4% of the
  * copy, max-autotune / kernel 0.9995 [0.9979, 1.0018] (level), 03 0.7%
  * slower (results/2026-12-04-h200-2db55a9/rmsnorm-lab); as lab 83, the
