@@ -31,11 +31,16 @@ def main():
     ap.add_argument("--shape", default="4095x4095x4095", help="MxNxK")
     ap.add_argument("--dtype", default="bf16", choices=("bf16", "f32"))
     ap.add_argument("--kernel", action="append", default=[])
-    ap.add_argument("--modes", default="eager,compile,max-autotune")
+    ap.add_argument("--modes", default="eager,compile,max-autotune",
+                    help="comma-separated, of eager, compile, max-autotune; '' for none")
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--build-dir", default="/tmp/mmk.build")
     a = ap.parse_args()
     m, n, k = (int(v) for v in a.shape.split("x"))
+    wanted = [md for md in a.modes.split(",") if md]
+    bad = [md for md in wanted if md not in ("eager", "compile", "max-autotune")]
+    if bad:
+        ap.error("unknown mode(s) %s (eager, compile, max-autotune)" % ",".join(bad))
 
     import ctypes
     import subprocess
@@ -73,7 +78,7 @@ def main():
     fn = lambda x, y: torch.mm(x, y)  # noqa: E731
     modes = {"eager": fn, "compile": torch.compile(fn, dynamic=False),  # compiled at the first call
              "max-autotune": torch.compile(fn, mode="max-autotune-no-cudagraphs", dynamic=False)}
-    for md in [m for m in a.modes.split(",") if m]:
+    for md in wanted:
         g = modes[md]
         contenders.append(("torch-" + md, lambda g=g: g(A, B)))
 
@@ -81,8 +86,8 @@ def main():
         out = call()
         torch.cuda.synchronize()
         err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
-        per = {}
-        for _ in range(a.calls):
+        per = {}  # kernel name -> per call, its launches' durations (empty where it did not run)
+        for c in range(a.calls):
             flush.zero_()
             torch.cuda.synchronize()
             with profile(activities=[ProfilerActivity.CUDA]) as p:
@@ -93,15 +98,18 @@ def main():
                 if e.device_type.name != "CUDA":
                     continue
                 seen.setdefault(e.name, []).append(e.device_time if hasattr(e, "device_time") else e.cuda_time)
-            for kname, ts in seen.items():
-                per.setdefault(kname, []).append(ts)
+            for kname in seen:
+                per.setdefault(kname, [[] for _ in range(c)])
+            for kname in per:
+                per[kname].append(seen.get(kname, []))
         print("== %s at %dx%dx%d %s (max |err| / max |ref| %.2e)" % (name, m, n, k, a.dtype, err))
         total = 0.0
         for kname, runs in per.items():
-            launches = len(runs[0])
-            med = statistics.median(sum(r) for r in runs)
+            counts = sorted({len(r) for r in runs})
+            med = statistics.median(sum(r) for r in runs)  # a call without the kernel counts 0
             total += med
-            print("   %9.2f us  x%d  %s" % (med, launches, kname[:150]))
+            launches = "x%d" % counts[0] if len(counts) == 1 else "x%d-%d" % (counts[0], counts[-1])
+            print("   %9.2f us  %-5s %s" % (med, launches, kname[:150]))
         print("   %9.2f us  total of medians" % total)
         sys.stdout.flush()
 
