@@ -515,11 +515,45 @@ static void test_invoke(void) {
 
 /* ===== the output check =================================================== */
 
+/* A reference offered the caller's buffers (borrowed = 1) writes into them
+ * and leaves them to the caller; too few of them, and the op's own are
+ * allocated and freed as usual. The set references of row-local ops are
+ * made this way (src/core/protocol/inputs.c). */
+static void test_borrowed_reference(void) {
+    const kp_op *op = kp_op_find("softmax_f32");
+    kp_shape s = {2, {3, 5}};
+    float x[15];
+    for (int i = 0; i < 15; i++) x[i] = (float)(i % 7) - 3.0f;
+    const void *in[1] = {x};
+    kp_ref own;
+    memset(&own, 0, sizeof own);
+    CHECK(op->reference(op, &s, in, &own) == 0 && own.want && !own.borrowed);
+    double want[16], tol[16];
+    want[15] = tol[15] = -7.0; /* past n: untouched */
+    kp_ref b;
+    memset(&b, 0, sizeof b);
+    b.n = 16, b.want = want, b.tol = tol, b.borrowed = 1;
+    CHECK(op->reference(op, &s, in, &b) == 0);
+    CHECK(b.borrowed == 2 && b.want == want && b.tol == tol && b.n == 15);
+    CHECK(memcmp(want, own.want, 15 * sizeof(double)) == 0 && memcmp(tol, own.tol, 15 * sizeof(double)) == 0);
+    CHECK(want[15] == -7.0 && tol[15] == -7.0);
+    kp_ref_free(&b); /* leaves want and tol: they are on this stack */
+    CHECK(b.want == NULL && b.borrowed == 0);
+    kp_ref small;
+    memset(&small, 0, sizeof small);
+    small.n = 4, small.want = want, small.tol = tol, small.borrowed = 1;
+    CHECK(op->reference(op, &s, in, &small) == 0);
+    CHECK(small.borrowed == 0 && small.want != want && small.n == 15);
+    CHECK(memcmp(small.want, own.want, 15 * sizeof(double)) == 0);
+    kp_ref_free(&small);
+    kp_ref_free(&own);
+}
+
 static void test_check(void) {
     const kp_op *op = kp_op_find("softmax_f32");
     kp_shape s = {2, {2, 3}};
     double want[6] = {0.1, 0.2, 0.7, 0.3, 0.3, 0.4}, tol[6] = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
-    kp_ref ref = {6, want, tol, NULL, NULL, 0, NULL};
+    kp_ref ref = {6, want, tol, NULL, NULL, 0, NULL, 0};
     float out[6];
     kp_check c;
 
@@ -582,7 +616,7 @@ static void test_check(void) {
     for (int i = 0; i < 6; i++) h[i] = kp_f32_to_bf16_bits((float)want[i]);
     double tb[6];
     for (int i = 0; i < 6; i++) tb[i] = 4 * KP_U16 * want[i];
-    kp_ref rb = {6, want, tb, NULL, NULL, 0, NULL};
+    kp_ref rb = {6, want, tb, NULL, NULL, 0, NULL, 0};
     CHECK(kp_check_output(bf, &s, NULL, &rb, h, 1, &c) == 0 && c.ok);
     h[0] = KP_POISON_BF16_BITS;
     kp_check_output(bf, &s, NULL, &rb, h, 1, &c);
@@ -928,6 +962,7 @@ int main(void) {
     test_references();
     test_cost();
     test_invoke();
+    test_borrowed_reference();
     test_check();
     test_end_to_end();
     test_rmsnorm_tolerance();

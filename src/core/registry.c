@@ -334,6 +334,12 @@ uint64_t kp_cksum(const void *p, size_t n) { return kp_cksum_at(p, n, 0); }
 /* ===== references ======================================================== */
 
 int kp_ref_alloc(kp_ref *r, int64_t n) {
+    if (r->borrowed == 1 && r->want && r->tol && n <= r->n) { /* the caller's buffers */
+        double *want = r->want, *tol = r->tol;
+        memset(r, 0, sizeof *r);
+        r->n = n, r->want = want, r->tol = tol, r->borrowed = 2;
+        return 0;
+    }
     memset(r, 0, sizeof *r);
     r->n = n;
     r->want = malloc((size_t)n * sizeof *r->want);
@@ -347,8 +353,10 @@ int kp_ref_alloc(kp_ref *r, int64_t n) {
 
 void kp_ref_free(kp_ref *r) {
     if (!r) return;
-    free(r->want);
-    free(r->tol);
+    if (!r->borrowed) {
+        free(r->want);
+        free(r->tol);
+    }
     if (r->extra && r->free_extra) r->free_extra(r->extra);
     memset(r, 0, sizeof *r);
 }

@@ -341,11 +341,16 @@ int kpp_correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
     uint32_t every = (1u << c->op->nbufs) - 1;
     for (int k = 0; k < rounds; k++)
         mis_of[k] = !misalign || k == 0 || k == rounds - 1 ? 0 : k % 2 ? every : every & ~1u;
-    /* The sets of as many rounds as a quarter of the host's memory holds
-     * are built at once, on all cores: on a many-core GPU host the float64
-     * references are most of a correctness phase. */
+    /* The sets of as many rounds as a quarter of the host's memory holds,
+     * and as the cores build at once (two sets a round, a set a core), are
+     * built together: on a many-core GPU host the float64 references are
+     * most of a correctness phase. A batch's references go back to the
+     * reference pool for the next batch (inputs.c), so fewer rounds at once
+     * on fewer cores fault fewer fresh pages in. */
     int64_t per = host_set_bytes(c->op, sh), cap = kp_host_mem_bytes() / 4;
     int64_t fit = per > 0 ? cap / (2 * per) : rounds;
+    int cores_fit = kp_cores() / 2 > 1 ? kp_cores() / 2 : 1;
+    if (fit > cores_fit) fit = cores_fit;
     int batch = fit < 1 ? 1 : fit > rounds ? rounds : (int)fit;
     /* Every set's seed first, in round order: the inputs (and the checks'
      * draws after them) do not depend on how many sets fit in memory. */

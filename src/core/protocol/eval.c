@@ -116,7 +116,7 @@ static void finish_times(kp_result *r, double t0, double w0, double h0) {
     if (r->lock_held_s > given) r->lock_held_phase_s[KP_PH_START] += r->lock_held_s - given;
 }
 
-int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
+static int eval_body(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     ctx c;
     memset(&c, 0, sizeof c);
@@ -329,4 +329,10 @@ int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
 #undef PHASE
     finish_times(r, t_start, lock_w0, lock_h0);
     return 0;
+}
+
+int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen) {
+    const int rc = eval_body(o, r, err, errlen);
+    kpp_ref_pool_drain(); /* references kept set to set live within one evaluation */
+    return rc;
 }

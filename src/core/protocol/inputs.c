@@ -5,15 +5,97 @@
  * op only the rows a sampled check needs, generated and referenced when it
  * needs them (a large matmul's: correctness.c, check_lazy_grid). Part of
  * the protocol (eval.c tells the story). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/protocol/protocol_priv.h"
 
+/* The reference pool. A set's float64 reference (want and tol, 16 bytes an
+ * output element: hundreds of MiB at the larger shapes) is made and freed
+ * set after set; fresh from the allocator each time (glibc maps anything
+ * over 32 MiB anew), every page of it is faulted in and zeroed again: most
+ * of a host evaluation's page faults. A row-local op's freed references are
+ * kept for later sets of the same or a smaller size, within the quarter of
+ * the host's memory a correctness phase allows itself for sets
+ * (correctness.c), until the evaluation ends (kpp_ref_pool_drain). A set's
+ * reference is written whole (every row, by the op's own reference through
+ * kp_ref_alloc), so nothing of an earlier set is read. Parent memory only:
+ * no candidate sees it. */
+enum { REF_POOL = 32 };
+static struct {
+    double *want, *tol;
+    int64_t cap; /* doubles each; 0: an empty slot */
+} ref_pool[REF_POOL];
+static pthread_mutex_t ref_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The smallest pooled pair of at least n doubles each, or a new one. */
+static int ref_take(int64_t n, double **want, double **tol, int64_t *cap) {
+    pthread_mutex_lock(&ref_pool_mu);
+    int best = -1;
+    for (int i = 0; i < REF_POOL; i++)
+        if (ref_pool[i].cap >= n && (best < 0 || ref_pool[i].cap < ref_pool[best].cap)) best = i;
+    if (best >= 0) {
+        *want = ref_pool[best].want, *tol = ref_pool[best].tol, *cap = ref_pool[best].cap;
+        ref_pool[best].want = ref_pool[best].tol = NULL, ref_pool[best].cap = 0;
+    }
+    pthread_mutex_unlock(&ref_pool_mu);
+    if (best >= 0) return 0;
+    *cap = n > 0 ? n : 1;
+    *want = (double *)malloc((size_t)*cap * sizeof(double));
+    *tol = (double *)malloc((size_t)*cap * sizeof(double));
+    if (*want && *tol) return 0;
+    free(*want), free(*tol);
+    *want = *tol = NULL;
+    return -1;
+}
+
+/* Back to the pool, in place of its smallest pair (or an empty slot) where
+ * it is larger and the pool stays within a quarter of the host's memory;
+ * whatever is left out is freed. */
+static void ref_give(double *want, double *tol, int64_t cap) {
+    static int64_t limit; /* bytes */
+    pthread_mutex_lock(&ref_pool_mu);
+    if (!limit) limit = kp_host_mem_bytes() / 4;
+    int slot = 0;
+    int64_t held = 0;
+    for (int i = 0; i < REF_POOL; i++) {
+        held += ref_pool[i].cap * 16;
+        if (ref_pool[i].cap < ref_pool[slot].cap) slot = i;
+    }
+    if (ref_pool[slot].cap < cap && held - ref_pool[slot].cap * 16 + cap * 16 <= limit) {
+        double *w = ref_pool[slot].want, *t = ref_pool[slot].tol;
+        ref_pool[slot].want = want, ref_pool[slot].tol = tol, ref_pool[slot].cap = cap;
+        want = w, tol = t;
+    }
+    pthread_mutex_unlock(&ref_pool_mu);
+    free(want);
+    free(tol);
+}
+
+void kpp_ref_pool_drain(void) {
+    pthread_mutex_lock(&ref_pool_mu);
+    for (int i = 0; i < REF_POOL; i++) {
+        free(ref_pool[i].want);
+        free(ref_pool[i].tol);
+        ref_pool[i].want = ref_pool[i].tol = NULL, ref_pool[i].cap = 0;
+    }
+    pthread_mutex_unlock(&ref_pool_mu);
+}
+
+/* A set's reference freed, its pooled buffers back to the pool. */
+static void iset_ref_release(iset *s) {
+    if (s->ref_cap > 0) {
+        ref_give(s->ref.want, s->ref.tol, s->ref_cap);
+        s->ref.want = s->ref.tol = NULL, s->ref_cap = 0;
+    }
+    kp_ref_free(&s->ref);
+}
+
 void kpp_iset_free(const kp_op *op, iset *s) {
     kp_free_bufs(op, s->in);
-    if (s->have_ref) kp_ref_free(&s->ref);
+    if (s->have_ref || s->ref_cap > 0) iset_ref_release(s);
     memset(s, 0, sizeof *s);
 }
 
@@ -87,14 +169,18 @@ static void ref_rows(void *arg, int j) {
         row_slice(op, R->sh, b, r0, r1, &begin, &n);
         in[b] = (const char *)R->in[b] + (size_t)begin * kp_dtype_size(op->bufs[b].dtype);
     }
+    /* Computed straight into its rows of the set's reference (the op's
+     * kp_ref_alloc takes them); an op that allocated its own is copied. */
+    int64_t out_row = op->buf_elems(&one, kp_op_output_buf(op));
+    double *want = R->ref->want + r0 * out_row, *tol = R->ref->tol + r0 * out_row;
     kp_ref piece;
     memset(&piece, 0, sizeof piece);
-    int64_t out_row = op->buf_elems(&one, kp_op_output_buf(op));
-    if (op->reference(op, &sub, in, &piece) || !piece.want) {
-        R->failed = 1;
-    } else {
-        memcpy(R->ref->want + r0 * out_row, piece.want, (size_t)((r1 - r0) * out_row) * sizeof(double));
-        memcpy(R->ref->tol + r0 * out_row, piece.tol, (size_t)((r1 - r0) * out_row) * sizeof(double));
+    piece.n = (r1 - r0) * out_row, piece.want = want, piece.tol = tol, piece.borrowed = 1;
+    if (op->reference(op, &sub, in, &piece) || piece.borrowed == 1 || !piece.want || !piece.tol) {
+        R->failed = 1; /* borrowed still 1: the op took no buffers and wrote nothing */
+    } else if (piece.borrowed != 2) {
+        memcpy(want, piece.want, (size_t)((r1 - r0) * out_row) * sizeof(double));
+        memcpy(tol, piece.tol, (size_t)((r1 - r0) * out_row) * sizeof(double));
     }
     kp_ref_free(&piece);
 }
@@ -103,21 +189,35 @@ static int make_reference(const ctx *c, const kp_shape *sh, iset *s, int threads
     const kp_op *op = c->op;
     if (threads <= 0) threads = kp_cores();
     int64_t rows = sh->d[0];
-    if (!op->row_local || threads < 2 || rows < 2)
-        return op->reference(op, sh, (const void *const *)s->in, &s->ref);
+    if (!op->row_local) return op->reference(op, sh, (const void *const *)s->in, &s->ref);
     int64_t n = op->buf_elems(sh, kp_op_output_buf(op));
-    memset(&s->ref, 0, sizeof s->ref);
-    s->ref.n = n;
-    s->ref.want = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
-    s->ref.tol = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
-    if (!s->ref.want || !s->ref.tol) {
+    double *want, *tol;
+    int64_t cap;
+    if (ref_take(n, &want, &tol, &cap)) return -1;
+    if (threads < 2 || rows < 2) { /* on this thread, into the pooled buffers */
+        memset(&s->ref, 0, sizeof s->ref);
+        s->ref.n = cap, s->ref.want = want, s->ref.tol = tol, s->ref.borrowed = 1;
+        if (op->reference(op, sh, (const void *const *)s->in, &s->ref) == 0 && s->ref.borrowed == 2 &&
+            s->ref.want == want) {
+            s->ref_cap = cap;
+            return 0;
+        }
+        /* Failed, or took no buffers of ours (a row-local op's reference
+         * goes through kp_ref_alloc): ours back, the rest freed. */
+        ref_give(want, tol, cap);
+        if (s->ref.want == want) s->ref.want = NULL;
+        if (s->ref.tol == tol) s->ref.tol = NULL;
+        s->ref.borrowed = 0;
         kp_ref_free(&s->ref);
         return -1;
     }
+    memset(&s->ref, 0, sizeof s->ref);
+    s->ref.n = n, s->ref.want = want, s->ref.tol = tol, s->ref.borrowed = 2;
+    s->ref_cap = cap;
     int64_t jobs = rows < 4 * (int64_t)threads ? rows : 4 * (int64_t)threads;
     ref_job R = {op, sh, s->in, &s->ref, (rows + jobs - 1) / jobs, 0};
     kp_parallel_for_n((int)jobs, threads, ref_rows, &R);
-    if (R.failed) kp_ref_free(&s->ref);
+    if (R.failed) iset_ref_release(s);
     return R.failed ? -1 : 0;
 }
 

@@ -48,6 +48,7 @@ typedef struct iset {      /* one input set as the parent knows it */
     uint64_t cksum[KP_MAX_BUFS];
     kp_ref ref;
     int have_ref;
+    int64_t ref_cap; /* > 0: ref's want and tol are the reference pool's (inputs.c), this many doubles each */
     /* Lazy (timing sets of large row-local ops, and of matmul where the
      * parent holds no full reference): nothing held but the seed and
      * distribution; what a sampled check needs is generated and referenced
@@ -140,6 +141,7 @@ int kpp_decide(kp_shape_result *sr, kp_verdict v, const char *check, const char 
 /* ---- input sets (inputs.c) -------------------------------------------------------- */
 
 void kpp_iset_free(const kp_op *op, iset *s);
+void kpp_ref_pool_drain(void); /* frees the references kept for later sets (inputs.c) */
 int kpp_iset_make(ctx *c, const kp_shape *sh, int dist, uint64_t seed, iset *s, int threads, char *err, size_t len);
 int kpp_iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int n, char *err, size_t len);
 int kpp_iset_make_rounds(ctx *c, const kp_shape *sh, const int *dist_of, int nr, const uint64_t *seeds, iset *sets,
