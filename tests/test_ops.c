@@ -287,6 +287,7 @@ static void ref_case_abs(const kp_op *op, const kp_shape *s, const double *const
         for (int64_t i = 0; i < n; i++) put(op, in[b], i, vals[b][i]);
     }
     kp_ref r;
+    memset(&r, 0, sizeof r);
     CHECK(op->reference(op, s, (const void *const *)in, &r) == 0);
     int64_t n = op->buf_elems(s, kp_op_output_buf(op));
     CHECK(r.n == n && r.want && r.tol);
@@ -376,6 +377,7 @@ static void test_references(void) {
         void *in[2] = {malloc(8), malloc(8)};
         for (int i = 0; i < 2; i++) put(op, in[0], i, a2[i]), put(op, in[1], i, b2[i]);
         kp_ref r;
+        memset(&r, 0, sizeof r);
         CHECK(op->reference(op, &c, (const void *const *)in, &r) == 0);
         CHECK(r.want[0] == 0 && r.tol[0] > 2e4 * KP_U32 && r.tol[0] < 2e4 * 1e-5);
         kp_ref_free(&r);
@@ -515,10 +517,12 @@ static void test_invoke(void) {
 
 /* ===== the output check =================================================== */
 
-/* A reference offered the caller's buffers (borrowed = 1) writes into them
- * and leaves them to the caller; too few of them, and the op's own are
- * allocated and freed as usual. The set references of row-local ops are
- * made this way (src/core/protocol/inputs.c). */
+/* A reference offered the caller's buffers (KP_REF_OFFERED) writes into
+ * them and leaves them to the caller; too few of them, and the op's own
+ * are allocated and freed as usual, the offered ones untouched. Every
+ * row-local op's reference writes every element of offered buffers: the
+ * parent reuses set references (src/core/protocol/inputs.c), so one that
+ * left an element unwritten would hand on an earlier set's value. */
 static void test_borrowed_reference(void) {
     const kp_op *op = kp_op_find("softmax_f32");
     kp_shape s = {2, {3, 5}};
@@ -532,21 +536,57 @@ static void test_borrowed_reference(void) {
     want[15] = tol[15] = -7.0; /* past n: untouched */
     kp_ref b;
     memset(&b, 0, sizeof b);
-    b.n = 16, b.want = want, b.tol = tol, b.borrowed = 1;
+    b.n = 16, b.want = want, b.tol = tol, b.borrowed = KP_REF_OFFERED;
     CHECK(op->reference(op, &s, in, &b) == 0);
-    CHECK(b.borrowed == 2 && b.want == want && b.tol == tol && b.n == 15);
+    CHECK(b.borrowed == KP_REF_TAKEN && b.want == want && b.tol == tol && b.n == 15);
     CHECK(memcmp(want, own.want, 15 * sizeof(double)) == 0 && memcmp(tol, own.tol, 15 * sizeof(double)) == 0);
     CHECK(want[15] == -7.0 && tol[15] == -7.0);
     kp_ref_free(&b); /* leaves want and tol: they are on this stack */
     CHECK(b.want == NULL && b.borrowed == 0);
+    for (int i = 0; i < 16; i++) want[i] = tol[i] = -7.0;
     kp_ref small;
     memset(&small, 0, sizeof small);
-    small.n = 4, small.want = want, small.tol = tol, small.borrowed = 1;
+    small.n = 4, small.want = want, small.tol = tol, small.borrowed = KP_REF_OFFERED;
     CHECK(op->reference(op, &s, in, &small) == 0);
     CHECK(small.borrowed == 0 && small.want != want && small.n == 15);
     CHECK(memcmp(small.want, own.want, 15 * sizeof(double)) == 0);
+    int untouched = 1;
+    for (int i = 0; i < 16; i++) untouched &= want[i] == -7.0 && tol[i] == -7.0;
+    CHECK(untouched);
     kp_ref_free(&small);
     kp_ref_free(&own);
+
+    for (int o = 0; o < kp_op_count(); o++) {
+        const kp_op *q = kp_op_at(o);
+        if (!q->row_local) continue;
+        const kp_shape *sh = &q->edge.shapes[0];
+        for (int i = 0; i < q->edge.n; i++) /* a small edge shape of several rows */
+            if (sh->d[0] < 2 || (q->edge.shapes[i].d[0] >= 2 && largest_buf(q, &q->edge.shapes[i]) < largest_buf(q, sh)))
+                sh = &q->edge.shapes[i];
+        void *bufs[KP_MAX_BUFS] = {0};
+        const void *ins[KP_MAX_BUFS] = {0};
+        for (int k = 0; k < q->nbufs; k++) {
+            if (q->bufs[k].output) continue;
+            const int64_t n = q->buf_elems(sh, k);
+            bufs[k] = malloc((size_t)n * kp_dtype_size(q->bufs[k].dtype));
+            kp_gen_fill(q, sh, 0, k, 12345, bufs[k], 0, n);
+            ins[k] = bufs[k];
+        }
+        const int64_t n = q->buf_elems(sh, kp_op_output_buf(q));
+        double *w = malloc((size_t)n * sizeof *w), *t = malloc((size_t)n * sizeof *t);
+        for (int64_t i = 0; i < n; i++) w[i] = t[i] = NAN;
+        kp_ref r;
+        memset(&r, 0, sizeof r);
+        r.n = n, r.want = w, r.tol = t, r.borrowed = KP_REF_OFFERED;
+        CHECK(q->reference(q, sh, ins, &r) == 0 && r.borrowed == KP_REF_TAKEN && r.want == w);
+        int64_t unwritten = 0;
+        for (int64_t i = 0; i < n; i++) unwritten += isnan(w[i]) || isnan(t[i]);
+        if (unwritten) fprintf(stderr, "%s: %lld of %lld reference elements unwritten\n", q->name, (long long)unwritten, (long long)n);
+        CHECK(unwritten == 0);
+        kp_ref_free(&r);
+        free(w), free(t);
+        for (int k = 0; k < q->nbufs; k++) free(bufs[k]);
+    }
 }
 
 static void test_check(void) {
@@ -630,6 +670,7 @@ static void test_end_to_end(void) {
     const kp_shape *s = &op->quick.shapes[1];
     void *in[KP_MAX_BUFS];
     kp_ref ref;
+    memset(&ref, 0, sizeof ref);
     CHECK(kp_gen_inputs(op, s, 1, 5, in) == 0);
     CHECK(op->reference(op, s, (const void *const *)in, &ref) == 0);
     int64_t n = ref.n;
@@ -663,6 +704,7 @@ static void test_rmsnorm_tolerance(void) {
         for (int d = 0; d < op->ndists; d++) {
             void *in[KP_MAX_BUFS];
             kp_ref ref;
+            memset(&ref, 0, sizeof ref);
             CHECK(kp_gen_inputs(op, s, d, 11 + (uint64_t)d, in) == 0);
             CHECK(op->reference(op, s, (const void *const *)in, &ref) == 0);
             const int64_t n = ref.n, rows = s->d[0], cols = s->d[1];
@@ -719,6 +761,7 @@ static void test_row_local(void) {
         for (int dist = 0; dist < op->ndists; dist++) {
             void *in[KP_MAX_BUFS];
             kp_ref full;
+            memset(&full, 0, sizeof full);
             CHECK(kp_gen_inputs(op, &sh, dist, 99 + (uint64_t)dist, in) == 0);
             CHECK(op->reference(op, &sh, (const void *const *)in, &full) == 0);
             const int64_t r0 = 5, r1 = 9;
@@ -736,6 +779,7 @@ static void test_row_local(void) {
                 kp_gen_fill(op, &sh, dist, b, 99 + (uint64_t)dist, part[b], scaled ? r0 * per : 0, n);
             }
             kp_ref rows;
+            memset(&rows, 0, sizeof rows);
             CHECK(op->reference(op, &sub, (const void *const *)part, &rows) == 0);
             int64_t cols = sh.d[1];
             CHECK(memcmp(rows.want, full.want + r0 * cols, (size_t)((r1 - r0) * cols) * sizeof(double)) == 0);
@@ -766,6 +810,7 @@ static void test_lazy_matmul(void) {
         for (int dist = 0; dist < op->ndists; dist++) {
             void *in[KP_MAX_BUFS];
             kp_ref full;
+            memset(&full, 0, sizeof full);
             uint64_t seed = 1234 + (uint64_t)dist;
             CHECK(kp_gen_inputs(op, &sh, dist, seed, in) == 0);
             CHECK(op->reference(op, &sh, (const void *const *)in, &full) == 0);
@@ -819,6 +864,7 @@ static void test_matmul_check_parallel(void) {
             int64_t M = s->d[0], N = s->d[1], K = s->d[2];
             void *in[KP_MAX_BUFS];
             kp_ref ref;
+            memset(&ref, 0, sizeof ref);
             CHECK(kp_gen_inputs(op, s, 0, 21 + (uint64_t)si, in) == 0);
             CHECK(op->reference(op, s, (const void *const *)in, &ref) == 0 && ref.want == NULL);
             size_t es = kp_dtype_size(op->dtype);

@@ -174,12 +174,14 @@ struct kp_ref {
      * set by the protocol where it checks); NULL: one after another on the
      * calling thread. The verdict and its evidence do not depend on it. */
     void (*parallel_for)(int n, void (*fn)(void *ctx, int i), void *ctx);
-    /* 1, set by a caller before op->reference: want and tol already point
-     * at n (or more) doubles of the caller's, which kp_ref_alloc hands to
-     * the op instead of allocating (and sets 2: taken); kp_ref_free leaves
-     * them alone. */
+    /* KP_REF_OFFERED, set by a caller before op->reference on a zeroed
+     * kp_ref: want and tol already point at n (or more) doubles of the
+     * caller's, which kp_ref_alloc hands to the op instead of allocating
+     * (it sets KP_REF_TAKEN); kp_ref_free leaves such buffers alone. 0:
+     * the reference's own. */
     int borrowed;
 };
+enum { KP_REF_OFFERED = 0x6b70, KP_REF_TAKEN = 0x6b71 };
 void kp_ref_free(kp_ref *r);
 
 struct kp_check {

@@ -334,10 +334,10 @@ uint64_t kp_cksum(const void *p, size_t n) { return kp_cksum_at(p, n, 0); }
 /* ===== references ======================================================== */
 
 int kp_ref_alloc(kp_ref *r, int64_t n) {
-    if (r->borrowed == 1 && r->want && r->tol && n <= r->n) { /* the caller's buffers */
+    if (r->borrowed == KP_REF_OFFERED && r->want && r->tol && n <= r->n) { /* the caller's buffers */
         double *want = r->want, *tol = r->tol;
         memset(r, 0, sizeof *r);
-        r->n = n, r->want = want, r->tol = tol, r->borrowed = 2;
+        r->n = n, r->want = want, r->tol = tol, r->borrowed = KP_REF_TAKEN;
         return 0;
     }
     memset(r, 0, sizeof *r);

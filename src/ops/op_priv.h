@@ -92,7 +92,11 @@ static inline double kp_sqrt_len(int64_t n) { return sqrt((double)(n > 0 ? n : 1
 /* M*N*K above which the matmul reference samples (tests lower it). */
 extern double kp_matmul_full_limit;
 
-/* A fresh reference with n outputs and both arrays allocated (0 ok). */
+/* A fresh reference with n outputs and both arrays allocated (0 ok). r is
+ * zeroed by the caller, or offered buffers (kp_ref.borrowed), which it
+ * takes where they hold n. A row-local op's reference allocates through
+ * this, once, and writes every element of want and tol: the parent reuses
+ * set references (src/core/protocol/inputs.c). */
 int kp_ref_alloc(kp_ref *r, int64_t n);
 
 #endif

@@ -17,13 +17,13 @@
  * set after set; fresh from the allocator each time (glibc maps anything
  * over 32 MiB anew), every page of it is faulted in and zeroed again: most
  * of a host evaluation's page faults. A row-local op's freed references are
- * kept for later sets of the same or a smaller size, within the quarter of
- * the host's memory a correctness phase allows itself for sets
- * (correctness.c), until the evaluation ends (kpp_ref_pool_drain). A set's
+ * kept for later sets of the same or a smaller size, up to an eighth of the
+ * host's memory and 4 GiB, until the evaluation ends (kpp_ref_pool_drain). A set's
  * reference is written whole (every row, by the op's own reference through
  * kp_ref_alloc), so nothing of an earlier set is read. Parent memory only:
  * no candidate sees it. */
 enum { REF_POOL = 32 };
+#define REF_POOL_MAX ((int64_t)4 << 30) /* bytes: and at most an eighth of the host's memory */
 static struct {
     double *want, *tol;
     int64_t cap; /* doubles each; 0: an empty slot */
@@ -57,7 +57,7 @@ static int ref_take(int64_t n, double **want, double **tol, int64_t *cap) {
 static void ref_give(double *want, double *tol, int64_t cap) {
     static int64_t limit; /* bytes */
     pthread_mutex_lock(&ref_pool_mu);
-    if (!limit) limit = kp_host_mem_bytes() / 4;
+    if (!limit) limit = kp_host_mem_bytes() / 8 < REF_POOL_MAX ? kp_host_mem_bytes() / 8 : REF_POOL_MAX;
     int slot = 0;
     int64_t held = 0;
     for (int i = 0; i < REF_POOL; i++) {
@@ -175,10 +175,13 @@ static void ref_rows(void *arg, int j) {
     double *want = R->ref->want + r0 * out_row, *tol = R->ref->tol + r0 * out_row;
     kp_ref piece;
     memset(&piece, 0, sizeof piece);
-    piece.n = (r1 - r0) * out_row, piece.want = want, piece.tol = tol, piece.borrowed = 1;
-    if (op->reference(op, &sub, in, &piece) || piece.borrowed == 1 || !piece.want || !piece.tol) {
-        R->failed = 1; /* borrowed still 1: the op took no buffers and wrote nothing */
-    } else if (piece.borrowed != 2) {
+    piece.n = (r1 - r0) * out_row, piece.want = want, piece.tol = tol, piece.borrowed = KP_REF_OFFERED;
+    int rc = op->reference(op, &sub, in, &piece);
+    int mine = piece.want != want; /* the op's own arrays (not through kp_ref_alloc) */
+    if (mine) piece.borrowed = 0;
+    if (rc || !piece.want || !piece.tol || (!mine && piece.borrowed != KP_REF_TAKEN)) {
+        R->failed = 1; /* an error, or offered buffers the op never took (nothing written) */
+    } else if (mine) {
         memcpy(want, piece.want, (size_t)((r1 - r0) * out_row) * sizeof(double));
         memcpy(tol, piece.tol, (size_t)((r1 - r0) * out_row) * sizeof(double));
     }
@@ -196,23 +199,25 @@ static int make_reference(const ctx *c, const kp_shape *sh, iset *s, int threads
     if (ref_take(n, &want, &tol, &cap)) return -1;
     if (threads < 2 || rows < 2) { /* on this thread, into the pooled buffers */
         memset(&s->ref, 0, sizeof s->ref);
-        s->ref.n = cap, s->ref.want = want, s->ref.tol = tol, s->ref.borrowed = 1;
-        if (op->reference(op, sh, (const void *const *)s->in, &s->ref) == 0 && s->ref.borrowed == 2 &&
-            s->ref.want == want) {
+        s->ref.n = cap, s->ref.want = want, s->ref.tol = tol, s->ref.borrowed = KP_REF_OFFERED;
+        int rc = op->reference(op, sh, (const void *const *)s->in, &s->ref);
+        if (rc == 0 && s->ref.borrowed == KP_REF_TAKEN && s->ref.want == want) {
             s->ref_cap = cap;
             return 0;
         }
-        /* Failed, or took no buffers of ours (a row-local op's reference
-         * goes through kp_ref_alloc): ours back, the rest freed. */
+        /* Ours back; what the op allocated itself is its reference (or,
+         * after an error, freed). Offered buffers never taken: nothing was
+         * written, a failure. */
         ref_give(want, tol, cap);
         if (s->ref.want == want) s->ref.want = NULL;
         if (s->ref.tol == tol) s->ref.tol = NULL;
         s->ref.borrowed = 0;
+        if (rc == 0 && s->ref.want && s->ref.tol) return 0;
         kp_ref_free(&s->ref);
         return -1;
     }
     memset(&s->ref, 0, sizeof s->ref);
-    s->ref.n = n, s->ref.want = want, s->ref.tol = tol, s->ref.borrowed = 2;
+    s->ref.n = n, s->ref.want = want, s->ref.tol = tol, s->ref.borrowed = KP_REF_TAKEN;
     s->ref_cap = cap;
     int64_t jobs = rows < 4 * (int64_t)threads ? rows : 4 * (int64_t)threads;
     ref_job R = {op, sh, s->in, &s->ref, (rows + jobs - 1) / jobs, 0};
