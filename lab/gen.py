@@ -1239,3 +1239,11 @@ ST37_NEW = '''                        /* Slot row g = warp * 16 + i is C row r0 
 variant(f"{MM}/bf16-10-batched-store.cu", f"{MM}/bf16-37-lab-flatst.cu",
         "LAB 37-lab-flatst: 10 with the staged C store's rows as one pointer and stride, the store conditions worked out once a quarter, no branch a row.",
         ((ST37_OLD, ST37_NEW, 1),))
+# matmul bf16 38: 11 on a ring of 3 stages instead of 4. What one stage
+# less costs the mainloop decides the next step for 4095^3: the 48 KiB it
+# frees would hold a whole tile's C (4 quarters a consumer warpgroup) in
+# shared memory, so the staged store could move off the consumer warps to
+# the producer warpgroup's three idle warps (lab/runs/matmul-bf16-stages.sh).
+variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-38-lab-3stages.cu",
+        "LAB 38-lab-3stages: 11 with a ring of 3 stages (48 KiB of shared memory less).",
+        (("#define W_STAGES 4\n", "#define W_STAGES 3\n", 1),))
