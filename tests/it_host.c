@@ -280,6 +280,36 @@ int main(int argc, char **argv) {
      * normal and offset inputs, and the spike inputs (an outlier first
      * value) are what make it WRONG. */
     if (in_part("dists")) {
+        /* A set's reference from the reference pool (inputs.c) holds only
+         * its own values: a freed set's arrays, overwritten with NaN, then
+         * taken by a new set of a smaller shape and another seed, on one
+         * thread and on two (the row-block path), match a reference the op
+         * computes afresh. */
+        const kp_op *sm = kp_op_find("softmax_f32");
+        ctx c;
+        memset(&c, 0, sizeof c);
+        c.op = sm;
+        const kp_shape big = {2, {64, 300}}, small = {2, {37, 250}};
+        char perr[200];
+        for (int threads = 1; threads <= 2; threads++) {
+            iset a, b;
+            CHECK(kpp_iset_make(&c, &big, 0, 11, &a, threads, perr, sizeof perr) == 0);
+            for (int64_t i = 0; i < a.ref.n; i++) a.ref.want[i] = a.ref.tol[i] = NAN;
+            const double *was = a.ref.want;
+            kpp_iset_free(sm, &a);
+            CHECK(kpp_iset_make(&c, &small, 0, 12, &b, threads, perr, sizeof perr) == 0);
+            CHECK(b.ref.want == was); /* the freed set's arrays, taken again */
+            kp_ref fresh;
+            memset(&fresh, 0, sizeof fresh);
+            CHECK(sm->reference(sm, &small, (const void *const *)b.in, &fresh) == 0);
+            CHECK(b.ref.n == fresh.n && fresh.n == 37 * 250);
+            CHECK(memcmp(b.ref.want, fresh.want, (size_t)fresh.n * sizeof(double)) == 0);
+            CHECK(memcmp(b.ref.tol, fresh.tol, (size_t)fresh.n * sizeof(double)) == 0);
+            kp_ref_free(&fresh);
+            kpp_iset_free(sm, &b);
+        }
+        kpp_ref_pool_drain();
+
         char path[2048];
         snprintf(path, sizeof path, "%s/tests/candidates/layernorm_pivot_onepass.c", g_root);
         const kp_op *op = kp_op_resolve("layernorm", "f32");

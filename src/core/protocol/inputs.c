@@ -32,6 +32,7 @@ static pthread_mutex_t ref_pool_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* The smallest pooled pair of at least n doubles each, or a new one. */
 static int ref_take(int64_t n, double **want, double **tol, int64_t *cap) {
+    if (n < 1) n = 1; /* an empty slot (cap 0) is never a match */
     pthread_mutex_lock(&ref_pool_mu);
     int best = -1;
     for (int i = 0; i < REF_POOL; i++)
@@ -42,7 +43,7 @@ static int ref_take(int64_t n, double **want, double **tol, int64_t *cap) {
     }
     pthread_mutex_unlock(&ref_pool_mu);
     if (best >= 0) return 0;
-    *cap = n > 0 ? n : 1;
+    *cap = n;
     *want = (double *)malloc((size_t)*cap * sizeof(double));
     *tol = (double *)malloc((size_t)*cap * sizeof(double));
     if (*want && *tol) return 0;
