@@ -1247,3 +1247,129 @@ variant(f"{MM}/bf16-10-batched-store.cu", f"{MM}/bf16-37-lab-flatst.cu",
 variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-38-lab-3stages.cu",
         "LAB 38-lab-3stages: 11 with a ring of 3 stages (48 KiB of shared memory less).",
         (("#define W_STAGES 4\n", "#define W_STAGES 3\n", 1),))
+# matmul bf16 39: 38 (3 stages) with the staged C store moved off the
+# consumer warps. Each consumer warpgroup writes its whole 64x256 of C into
+# four slots of its own (a quarter each, 64 KiB for both: what the third
+# stage freed), arrives on cfull and goes on to the next tile; warp 2 + cw
+# of the producer warpgroup (idle until now) waits on cfull, stores the
+# four quarters as 11 does (eight rows at a time) and arrives on cempty,
+# which the consumers wait on before writing the next tile's C. The
+# producer warpgroup gets 64 registers a thread (ptxas spilled the storer
+# code at 40), the consumers 216 (232 before; 128 x 64 + 256 x 216 = 64512
+# of the SM's 65536). The copy-engine path (C aligned, V == 0) keeps its
+# two slots.
+_s39 = open(f"{root}/{MM}/bf16-11-flat-store.cu").read()
+_a = _s39.index("                const uint32_t mine = cbuf + (uint32_t)cw * (2 * W_C_SLOT);\n                const int rb = warp * 16 + lane / 4;\n                int cy = 0, cj = 0;")
+_b = _s39.index("        if (V == 0 && wt == 0) bulk_wait_all();")
+C39_OLD = _s39[_a:_b]
+assert C39_OLD.endswith("            }\n        }\n"), C39_OLD[-80:]
+C39_NEW = '''                const uint32_t mine = cbuf + (uint32_t)cw * W_C_WG;
+                const int rb = warp * 16 + lane / 4;
+                if (tc > 0) mbar_wait(cempty + 8 * cw, (tc - 1) & 1u); /* the last tile's C stored */
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const uint32_t slot = mine + (uint32_t)q * W_C_SLOT;
+#pragma unroll
+                    for (int jj = 0; jj < 8; jj++) {
+                        const int j = 8 * q + jj;
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            const int r = rb + 8 * h;
+                            st_shared_b32(slot + r * 128 + ((jj ^ (r & 7)) << 4) + (lane % 4) * 4,
+                                          pack_bf16x2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]));
+                        }
+                    }
+                }
+                mbar_arrive_local(cfull + 8 * cw); /* all 128: their writes released to the storer */
+                tc++;
+            }
+        }
+'''
+STORER39 = '''        if constexpr (V != 0) {
+            /* Warp 2 + sw stores consumer warpgroup sw's C from its four
+             * slots, tile by tile, as 11's consumers did (eight rows at a
+             * time), then frees the slots (cempty). */
+            const int sw = tid / 32 - 2;
+            if (sw >= 0) {
+                const int lane = tid % 32;
+                unsigned tc = 0;
+#pragma unroll 1
+                for (int u = (int)cluster_reg(1); u < units; u += (int)cluster_reg(2), tc++) {
+                    int m0, n0;
+                    unit_tile(u, units_m, tiles_n, cluster_reg(0), m0, n0);
+                    int cy = 0, cj = 0;
+                    if constexpr (V == 2) {
+                        int dx;
+                        (void)class_of(map_a, m0, cy, dx, cj);
+                    }
+                    mbar_wait(cfull + 8 * sw, tc & 1u);
+                    const uint32_t mine = cbuf + (uint32_t)sw * W_C_WG;
+#pragma unroll 1
+                    for (int q = 0; q < 4; q++) {
+                        const uint32_t slot = mine + (uint32_t)q * W_C_SLOT;
+                        const int c0 = n0 + 64 * q, lim = N - c0;
+                        if (lim <= 0) continue;
+                        const int e0 = 2 * lane, e1 = 2 * lane + 1;
+                        const bool s4_0 = e0 + 1 < lim, s2_0 = !s4_0 && e0 < lim;
+                        const bool s4_1 = lane < 31 && e1 + 1 < lim, s2_1 = !s4_1 && e1 < lim;
+                        const int rstep = V == 2 ? 8 : 1;
+                        const int64_t pstep = (int64_t)rstep * N;
+                        const uint32_t flip = (uint32_t)pstep & 1u;
+#pragma unroll 1
+                        for (int g0 = 0; g0 < 64; g0 += 8) {
+                            uint32_t ws[8];
+#pragma unroll
+                            for (int i = 0; i < 8; i++) {
+                                const int sr = g0 + i;
+                                ws[i] = ld_shared_b32(slot + sr * 128 + (((lane >> 2) ^ (sr & 7)) << 4) + (lane & 3) * 4);
+                            }
+                            const int r0 = V == 2 ? 8 * (cy + sw * 64 + g0) + cj : m0 + sw * 64 + g0;
+                            unsigned short *const p0 = reinterpret_cast<unsigned short *>(C) + (int64_t)r0 * N + c0;
+                            const uint32_t o0 = (uint32_t)((uintptr_t)p0 >> 1) & 1u;
+#pragma unroll
+                            for (int i = 0; i < 8; i++) {
+                                const uint32_t w = ws[i];
+                                const uint32_t nx = __shfl_down_sync(0xffffffffu, w, 1);
+                                if (r0 + i * rstep >= M) continue; /* the same for the whole warp */
+                                unsigned short *const p = p0 + i * pstep;
+                                const bool o = (o0 ^ ((uint32_t)i & flip)) != 0;
+                                const uint32_t v = o ? __funnelshift_r(w, nx, 16) : w;
+                                const int e = o ? e1 : e0;
+                                if (o ? s4_1 : s4_0) *reinterpret_cast<uint32_t *>(p + e) = v;
+                                if (o ? s2_1 : s2_0) p[e] = (unsigned short)v;
+                                if (o && lane == 0) p[0] = (unsigned short)w;
+                            }
+                        }
+                    }
+                    __syncwarp();
+                    if (lane == 0) mbar_arrive_local(cempty + 8 * sw); /* the slots may be rewritten */
+                }
+            }
+        }
+    } else {
+        regs_inc<232>();'''
+variant(f"{MM}/bf16-38-lab-3stages.cu", f"{MM}/bf16-39-lab-storers.cu",
+        "LAB 39-lab-storers: 38 with the staged C store moved to the producer warpgroup's warps 2 and 3, each consumer warpgroup's whole C in four slots of its own.",
+        (("#define W_C_BYTES (2 * 2 * W_C_SLOT)\n", "#define W_C_BYTES (2 * 4 * W_C_SLOT)\n#define W_C_WG (4 * W_C_SLOT) /* a consumer warpgroup's slots */\n", 1),
+         ("#define W_SMEM_BYTES (W_STAGES * W_STAGE_BYTES + W_C_BYTES + 1024 + 2 * W_STAGES * 8)",
+          "#define W_SMEM_BYTES (W_STAGES * W_STAGE_BYTES + W_C_BYTES + 1024 + 2 * W_STAGES * 8 + 32)", 1),
+         ("static __device__ __forceinline__ void mbar_expect_tx(",
+          "static __device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {\n"
+          "    asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" ::\"r\"(bar) : \"memory\");\n}\n"
+          "static __device__ __forceinline__ void mbar_expect_tx(", 1),
+         ("    const uint32_t full = cbuf + W_C_BYTES, empty = full + W_STAGES * 8;\n",
+          "    const uint32_t full = cbuf + W_C_BYTES, empty = full + W_STAGES * 8;\n"
+          "    const uint32_t cfull = empty + W_STAGES * 8, cempty = cfull + 16; /* a consumer warpgroup's C: written, stored */\n", 1),
+         ("        asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n",
+          "        for (int i = 0; i < 2; i++) {\n"
+          "            mbar_init(cfull + 8 * i, 128); /* the warpgroup's threads */\n"
+          "            mbar_init(cempty + 8 * i, 1);  /* its storer warp's lane 0 */\n"
+          "        }\n"
+          "        asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n", 1),
+         ("                const uint32_t mine = cbuf + (uint32_t)cw * (2 * W_C_SLOT);\n                const int rb = warp * 16 + lane / 4, ym = m0 + cw * 64;\n",
+          "                const uint32_t mine = cbuf + (uint32_t)cw * W_C_WG;\n                const int rb = warp * 16 + lane / 4, ym = m0 + cw * 64;\n", 1),
+         (C39_OLD, C39_NEW, 1),
+         ("    } else {\n        regs_inc<232>();", STORER39.replace("regs_inc<232>", "regs_inc<216>"), 1),
+         ("        regs_dec<40>();\n", "        regs_dec<64>(); /* the storer warps' code needs more than 40 (ptxas spills there at 40) */\n", 1),
+         ("        unsigned it = 0;\n        for (int u = (int)cluster_reg(1); u < units; u += (int)cluster_reg(2)) {\n            float d[128];",
+          "        unsigned it = 0, tc = 0; /* tc: this warpgroup's tiles so far (its C slots' uses) */\n        for (int u = (int)cluster_reg(1); u < units; u += (int)cluster_reg(2)) {\n            float d[128];", 1)))
