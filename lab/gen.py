@@ -1255,9 +1255,11 @@ variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-38-lab-3stages.cu",
 # four quarters as 11 does (eight rows at a time) and arrives on cempty,
 # which the consumers wait on before writing the next tile's C. The
 # producer warpgroup gets 64 registers a thread (ptxas spilled the storer
-# code at 40), the consumers 216 (232 before; 128 x 64 + 256 x 216 = 64512
-# of the SM's 65536). The copy-engine path (C aligned, V == 0) keeps its
-# two slots.
+# code at 40), the consumers 216 (232 before; 128 x 64 + 256 x 216 = 63488
+# of the block's 384 x 168 = 64512). The copy-engine path (C aligned,
+# V == 0) keeps its two slots. The generated file keeps 11's comments on
+# the slots (two a warpgroup, the store a quarter at a time); the code
+# above is what 39 changes.
 _s39 = open(f"{root}/{MM}/bf16-11-flat-store.cu").read()
 _a = _s39.index("                const uint32_t mine = cbuf + (uint32_t)cw * (2 * W_C_SLOT);\n                const int rb = warp * 16 + lane / 4;\n                int cy = 0, cj = 0;")
 _b = _s39.index("        if (V == 0 && wt == 0) bulk_wait_all();")
