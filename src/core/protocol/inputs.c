@@ -96,8 +96,25 @@ static void iset_ref_release(iset *s) {
 
 void kpp_iset_free(const kp_op *op, iset *s) {
     kp_free_bufs(op, s->in);
-    if (s->have_ref || s->ref_cap > 0) iset_ref_release(s);
+    if (s->have_ref) iset_ref_release(s);
     memset(s, 0, sizeof *s);
+}
+
+/* op's reference on sh into the caller's want and tol (cap doubles each),
+ * offered through r (kp_ref.borrowed); 0 when the op took and wrote them.
+ * A row-local op's reference allocates through kp_ref_alloc
+ * (tests/test_ops.c holds every one to it); one that did not, or failed,
+ * leaves r zeroed and its own arrays freed. */
+static int ref_into(const kp_op *op, const kp_shape *sh, const void *const *in, double *want, double *tol,
+                    int64_t cap, kp_ref *r) {
+    memset(r, 0, sizeof *r);
+    r->n = cap, r->want = want, r->tol = tol, r->borrowed = KP_REF_OFFERED;
+    if (op->reference(op, sh, in, r) == 0 && r->borrowed == KP_REF_TAKEN && r->want == want) return 0;
+    if (r->want == want) r->want = NULL;
+    if (r->tol == tol) r->tol = NULL;
+    r->borrowed = 0;
+    kp_ref_free(r);
+    return -1;
 }
 
 /* Inputs of one set, filled and checksummed in chunks on `threads` threads
@@ -170,22 +187,11 @@ static void ref_rows(void *arg, int j) {
         row_slice(op, R->sh, b, r0, r1, &begin, &n);
         in[b] = (const char *)R->in[b] + (size_t)begin * kp_dtype_size(op->bufs[b].dtype);
     }
-    /* Computed straight into its rows of the set's reference (the op's
-     * kp_ref_alloc takes them); an op that allocated its own is copied. */
+    /* Computed straight into its rows of the set's reference. */
     int64_t out_row = op->buf_elems(&one, kp_op_output_buf(op));
-    double *want = R->ref->want + r0 * out_row, *tol = R->ref->tol + r0 * out_row;
     kp_ref piece;
-    memset(&piece, 0, sizeof piece);
-    piece.n = (r1 - r0) * out_row, piece.want = want, piece.tol = tol, piece.borrowed = KP_REF_OFFERED;
-    int rc = op->reference(op, &sub, in, &piece);
-    int mine = piece.want != want; /* the op's own arrays (not through kp_ref_alloc) */
-    if (mine) piece.borrowed = 0;
-    if (rc || !piece.want || !piece.tol || (!mine && piece.borrowed != KP_REF_TAKEN)) {
-        R->failed = 1; /* an error, or offered buffers the op never took (nothing written) */
-    } else if (mine) {
-        memcpy(want, piece.want, (size_t)((r1 - r0) * out_row) * sizeof(double));
-        memcpy(tol, piece.tol, (size_t)((r1 - r0) * out_row) * sizeof(double));
-    }
+    if (ref_into(op, &sub, in, R->ref->want + r0 * out_row, R->ref->tol + r0 * out_row, (r1 - r0) * out_row, &piece))
+        R->failed = 1;
     kp_ref_free(&piece);
 }
 
@@ -199,23 +205,12 @@ static int make_reference(const ctx *c, const kp_shape *sh, iset *s, int threads
     int64_t cap;
     if (ref_take(n, &want, &tol, &cap)) return -1;
     if (threads < 2 || rows < 2) { /* on this thread, into the pooled buffers */
-        memset(&s->ref, 0, sizeof s->ref);
-        s->ref.n = cap, s->ref.want = want, s->ref.tol = tol, s->ref.borrowed = KP_REF_OFFERED;
-        int rc = op->reference(op, sh, (const void *const *)s->in, &s->ref);
-        if (rc == 0 && s->ref.borrowed == KP_REF_TAKEN && s->ref.want == want) {
-            s->ref_cap = cap;
-            return 0;
+        if (ref_into(op, sh, (const void *const *)s->in, want, tol, cap, &s->ref)) {
+            ref_give(want, tol, cap);
+            return -1;
         }
-        /* Ours back; what the op allocated itself is its reference (or,
-         * after an error, freed). Offered buffers never taken: nothing was
-         * written, a failure. */
-        ref_give(want, tol, cap);
-        if (s->ref.want == want) s->ref.want = NULL;
-        if (s->ref.tol == tol) s->ref.tol = NULL;
-        s->ref.borrowed = 0;
-        if (rc == 0 && s->ref.want && s->ref.tol) return 0;
-        kp_ref_free(&s->ref);
-        return -1;
+        s->ref_cap = cap;
+        return 0;
     }
     memset(&s->ref, 0, sizeof s->ref);
     s->ref.n = n, s->ref.want = want, s->ref.tol = tol, s->ref.borrowed = KP_REF_TAKEN;
