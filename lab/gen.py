@@ -1260,6 +1260,9 @@ variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-38-lab-3stages.cu",
 # V == 0) keeps its two slots. The generated file keeps 11's comments on
 # the slots (two a warpgroup, the store a quarter at a time); the code
 # above is what 39 changes.
+# Measured (results/2026-12-04-h200-edf4e0e, one eval with 11): 38 costs
+# 0.8% at 4096^3 and 2.7% at 4095^3 (223.34 us against 217.41); 39 takes
+# 231.50 us at 4095^3, level with 38 at the aligned shapes. Both dropped.
 _s39 = open(f"{root}/{MM}/bf16-11-flat-store.cu").read()
 _a = _s39.index("                const uint32_t mine = cbuf + (uint32_t)cw * (2 * W_C_SLOT);\n                const int rb = warp * 16 + lane / 4;\n                int cy = 0, cj = 0;")
 _b = _s39.index("        if (V == 0 && wt == 0) bulk_wait_all();")
