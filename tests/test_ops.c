@@ -663,6 +663,71 @@ static void test_check(void) {
     CHECK(!c.ok && c.poisoned == 1);
 }
 
+/* kp_check_add_n (the loop every full and sampled check runs) folds an
+ * output exactly as kp_check_add does an element at a time: the same
+ * counts, the same first element named with the same values, the same
+ * worst ratio and the same sum of squared ratios to the bit, through
+ * every kind of element the slow path takes (poison, NaN, Inf, a new
+ * worst, over tolerance, zero and infinite tolerances, a NaN reference)
+ * and under the loose-tol flaw, for f32 and bf16 outputs and a missing
+ * tolerance array. */
+static void check_same(const kp_check *a, const kp_check *b) {
+    CHECK(a->checked == b->checked && a->bad == b->bad && a->poisoned == b->poisoned &&
+          a->nonfinite == b->nonfinite && a->first_bad == b->first_bad);
+    CHECK(memcmp(&a->max_ratio, &b->max_ratio, sizeof(double)) == 0);
+    CHECK(memcmp(&a->rms_ratio, &b->rms_ratio, sizeof(double)) == 0);
+    CHECK(memcmp(&a->got, &b->got, sizeof(double)) == 0 && memcmp(&a->want, &b->want, sizeof(double)) == 0 &&
+          memcmp(&a->tol, &b->tol, sizeof(double)) == 0);
+}
+
+static void test_check_run(void) {
+    enum { N = 4099 };
+    static float f[N];
+    static uint16_t h[N];
+    static double want[N], tol[N];
+    uint64_t x = 88172645463325252ull;
+    int cases = 0;
+    for (int variant = 0; variant < 6; variant++) {
+        for (int i = 0; i < N; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            double w = (double)(int64_t)(x % 2000001) / 1e6 - 1.0;
+            want[i] = w;
+            tol[i] = 1e-3 * (1 + fabs(w));
+            double off = (double)((x >> 24) % 1000) / 1000.0 * tol[i] * (variant == 1 ? 1.5 : 0.9);
+            f[i] = (float)(w + ((x >> 40) & 1 ? off : -off));
+            int k = (int)((x >> 44) % 97);
+            if (variant >= 2 && k == 0) f[i] = (float)NAN;
+            if (variant >= 2 && k == 1) f[i] = (float)INFINITY;
+            if (variant >= 3 && k == 2) memcpy(&f[i], &(uint32_t){KP_POISON_F32_BITS}, 4);
+            if (variant >= 2 && k == 3) tol[i] = 0;
+            if (variant >= 2 && k == 4) tol[i] = INFINITY;
+            if (variant >= 2 && k == 5) want[i] = NAN;
+            h[i] = kp_f32_to_bf16_bits(f[i]);
+            if (variant >= 3 && k == 2) h[i] = KP_POISON_BF16_BITS;
+        }
+        for (int dt = 0; dt < 2; dt++)
+            for (int loose = 0; loose < 2; loose++)
+                for (int notol = 0; notol < 2; notol++) {
+                    kp_dtype t = dt ? KP_BF16 : KP_F32;
+                    const void *out = dt ? (const void *)h : (const void *)f;
+                    const double *tl = notol ? NULL : tol;
+                    const double lo = loose ? 1e-2 : 0;
+                    kp_check a, b;
+                    kp_check_begin_loose(&a, 0.5, lo);
+                    kp_check_begin_loose(&b, 0.5, lo);
+                    /* in two runs, as the sampled check adds its chunks */
+                    kp_check_add_n(&a, 100, out, t, want, tl, 1000);
+                    kp_check_add_n(&a, 1100, (const char *)out + 1000 * kp_dtype_size(t), t, want + 1000,
+                                   tl ? tl + 1000 : NULL, N - 1000);
+                    for (int i = 0; i < N; i++)
+                        kp_check_add(&b, 100 + i, kp_load(out, t, i), want[i], tl ? tl[i] : 0, kp_is_poison(out, t, i));
+                    check_same(&a, &b);
+                    cases++;
+                }
+    }
+    CHECK(cases == 48);
+}
+
 /* The whole path on a real op: generated inputs, reference, a correct
  * output and a wrong one. */
 static void test_end_to_end(void) {
@@ -1010,6 +1075,7 @@ int main(void) {
     test_invoke();
     test_borrowed_reference();
     test_check();
+    test_check_run();
     test_end_to_end();
     test_rmsnorm_tolerance();
     test_row_local();

@@ -223,6 +223,11 @@ void kp_check_begin(kp_check *c, double rms_limit);
  * one place the flaw is applied, whichever check adds the elements. */
 void kp_check_begin_loose(kp_check *c, double rms_limit, double loose);
 void kp_check_add(kp_check *c, int64_t i, double got, double want, double tol, int poisoned);
+/* kp_check_add of n elements of an output of dtype t (got, read in place;
+ * poison by its pattern) at flat indices i0.., against want[] and tol[]
+ * (tol NULL: 0, as kp_check_add takes it). */
+void kp_check_add_n(kp_check *c, int64_t i0, const void *got, kp_dtype t, const double *want, const double *tol,
+                    int64_t n);
 /* An element seen but not compared (a sampled check's scan): counts poison
  * and NaN/Inf at flat index i; returns 1 when the element is usable. */
 int kp_check_scan(kp_check *c, int64_t i, double got, int poisoned);

@@ -243,11 +243,8 @@ static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, 
         kp_check k;
         kp_check_begin_loose(&k, c->op->rms_limit, GUARD(c, KPP_G_TIGHT_TOL) ? 0 : LOOSE_TOL);
         for (int j = 0; j < SAMPLE_CHUNKS; j++)
-            for (int64_t i = 0; i < CHUNK_ELEMS; i++) {
-                const char *chunk = chunks + (size_t)j * CHUNK_ELEMS * es;
-                double got = kp_load(chunk, t, i), w = want[(int64_t)j * CHUNK_ELEMS + i];
-                kp_check_add(&k, start[j] + i, got, w, tol[(int64_t)j * CHUNK_ELEMS + i], kp_is_poison(chunk, t, i));
-            }
+            kp_check_add_n(&k, start[j], chunks + (size_t)j * CHUNK_ELEMS * es, t, want + (int64_t)j * CHUNK_ELEMS,
+                           tol + (int64_t)j * CHUNK_ELEMS, CHUNK_ELEMS);
         kp_check_finish(&k, c->op, sh);
         snprintf(k.method, sizeof k.method, "sampled %d x %d", SAMPLE_CHUNKS, CHUNK_ELEMS);
         bad = judge_check(sr, &k, "a timed call");
