@@ -28,7 +28,8 @@ check "table says PASS" grep -q "^kproof PASS" "$T/out"
 check "table gives a median with its interval" grep -qE '[0-9.]+ (ns|us|ms|s) \[[0-9.]+, [0-9.]+\]' "$T/out"
 
 # (the timed shapes and the drawn ones, which are checked and not timed:
-# the run above checked every shape)
+# the run above checked every shape; the JSON's per-shape bookkeeping is
+# asserted on these)
 "$K" eval "$T/s.c" --op softmax $fast --shape-set canonical,drawn --json >"$T/j" 2>"$T/err"
 check "--json parses" python3 -m json.tool "$T/j" >/dev/null
 check "--json has the schema" has '"schema": 1' "$T/j"

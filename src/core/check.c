@@ -163,8 +163,8 @@ static __attribute__((noinline)) void check_add_unusable(kp_check *c, int64_t i,
 }
 
 /* kp_check_add's body, inlined where this file loops over an output: a
- * check reads every element, and one call an element was about a third of
- * the parent's CPU in host evaluations of the project kernels (perf). */
+ * check reads every element, so a call an element is a cost every full
+ * check pays at every element. */
 static inline __attribute__((always_inline)) void check_add_one(kp_check *c, int64_t i, double got, double want,
                                                                  double tol, int poisoned) {
     c->checked++;
