@@ -1247,6 +1247,15 @@ variant(f"{MM}/bf16-10-batched-store.cu", f"{MM}/bf16-37-lab-flatst.cu",
 variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-38-lab-3stages.cu",
         "LAB 38-lab-3stages: 11 with a ring of 3 stages (48 KiB of shared memory less).",
         (("#define W_STAGES 4\n", "#define W_STAGES 3\n", 1),))
+# matmul bf16 40 and 41: 11 with groups of 4 and 16 pair rows in the unit
+# walk (11: 8). At 8192^3 the clusters at work at once (66) span a group's
+# 8 pair rows and about 8 tile columns: A and B panels of 4 MiB each a pair
+# row and a column over K, so what the group size does to L2 reuse decides
+# whether the mainloop waits on DRAM there (lab/runs/matmul-bf16-group.sh).
+for tag, g in (("40", 4), ("41", 16)):
+    variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-{tag}-lab-group{g}.cu",
+            f"LAB {tag}-lab-group{g}: 11 with {g} pair rows a group in the unit walk (11: 8).",
+            (("#define W_GROUP 8 ", f"#define W_GROUP {g} ", 1),))
 # matmul bf16 39: 38 (3 stages) with the staged C store moved off the
 # consumer warps. Each consumer warpgroup writes its whole 64x256 of C into
 # four slots of its own (a quarter each, 64 KiB for both: what the third
