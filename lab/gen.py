@@ -1252,6 +1252,8 @@ variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-38-lab-3stages.cu",
 # 8 pair rows and about 8 tile columns: A and B panels of 4 MiB each a pair
 # row and a column over K, so what the group size does to L2 reuse decides
 # whether the mainloop waits on DRAM there (lab/runs/matmul-bf16-group.sh).
+# Measured (results/2026-12-04-h200-b108569): neither is faster than 8 (40:
+# 0.99x 11 at 8192^3, 41: 0.99x [0.99, 1.00]); dropped.
 for tag, g in (("40", 4), ("41", 16)):
     variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-{tag}-lab-group{g}.cu",
             f"LAB {tag}-lab-group{g}: 11 with {g} pair rows a group in the unit walk (11: 8).",

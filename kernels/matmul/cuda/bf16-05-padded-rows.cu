@@ -364,7 +364,7 @@ static int launch(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 
  * barriers after them, and 1 KiB of slack to align the dynamic base. */
 #define W_SMEM_BYTES (W_STAGES * W_STAGE_BYTES + 1024 + 2 * W_STAGES * 8)
 
-/* The PTX below is sm_90a's (wgmma, setmaxnreg): the sm_90 compile check
+/* The PTX below is sm_90a's (wgmma, setmaxnreg): a plain sm_90 build
  * leaves it out, and the kernel traps there. */
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 static __device__ __forceinline__ void mbar_init(uint32_t bar, unsigned count) {

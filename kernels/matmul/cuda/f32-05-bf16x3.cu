@@ -200,7 +200,7 @@ static __global__ void __launch_bounds__(256) split_cols(const float *__restrict
  * slack to align the dynamic base. */
 #define G_SMEM_BYTES (G_STAGES * G_STAGE_BYTES + 1024 + 2 * G_STAGES * 8)
 
-/* The PTX below is sm_90a's (wgmma, setmaxnreg): the sm_90 compile check
+/* The PTX below is sm_90a's (wgmma, setmaxnreg): a plain sm_90 build
  * leaves it out, and the kernel traps there. */
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 static __device__ __forceinline__ uint32_t smem_addr(const void *p) {
