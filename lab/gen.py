@@ -1258,6 +1258,24 @@ for tag, g in (("40", 4), ("41", 16)):
     variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-{tag}-lab-group{g}.cu",
             f"LAB {tag}-lab-group{g}: 11 with {g} pair rows a group in the unit walk (11: 8).",
             (("#define W_GROUP 8 ", f"#define W_GROUP {g} ", 1),))
+# matmul bf16 42: 11 with the consumers' wgmma descriptors built once and
+# advanced by adds. 11 rebuilds both shared-memory descriptors for every
+# wgmma from the stage address (mask, shift, or, moves into uniform
+# registers: about 12 of a consumer warp's ~75 instructions a k-tile in
+# its SASS); the start-address field is the address / 16 in the low 14
+# bits, so a stage adds W_STAGE_BYTES / 16 and a k16 step adds 2 (A, 32
+# bytes) or 128 (B, 2048 bytes) without a carry out of the field (shared
+# addresses < 256 KiB). Nsight Compute put 11 at 0.74 IPC against cuBLAS's
+# 0.48 at the same tensor-pipe use (results/2026-12-04-h200-8ac16d0).
+variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-42-lab-desc.cu",
+        "LAB 42-lab-desc: 11 with the consumers' wgmma descriptors built once and advanced by adds.",
+        (("        const uint32_t a_off = (uint32_t)cw * (64 * 128); /* its 64 rows of A */\n",
+          "        const uint32_t a_off = (uint32_t)cw * (64 * 128); /* its 64 rows of A */\n"
+          "        const uint64_t da0 = smem_desc(base + a_off, 16, 1024), db0 = smem_desc(base + W_A_BYTES, 8192, 1024);\n", 1),
+         ("                const uint32_t a = base + s * W_STAGE_BYTES + a_off, b = base + s * W_STAGE_BYTES + W_A_BYTES;\n",
+          "                const uint64_t sa = da0 + (uint64_t)(s * (W_STAGE_BYTES >> 4)), sb = db0 + (uint64_t)(s * (W_STAGE_BYTES >> 4));\n", 1),
+         ("wgmma_256(d, smem_desc(a + 32 * kk, 16, 1024), smem_desc(b + 2048 * kk, 8192, 1024));",
+          "wgmma_256(d, sa + 2 * kk, sb + 128 * kk);", 1)))
 # matmul bf16 39: 38 (3 stages) with the staged C store moved off the
 # consumer warps. Each consumer warpgroup writes its whole 64x256 of C into
 # four slots of its own (a quarter each, 64 KiB for both: what the third

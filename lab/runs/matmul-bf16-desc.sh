@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# lab/runs/matmul-bf16-desc.sh: matmul bf16 11 against lab 42 (11
+# with its wgmma descriptors built once and advanced by adds, from
+# lab/gen.py): 42 on the op's 14 shapes, then both timed at the canonical
+# shapes, each against the faster of cuBLAS and the other
+# interleaved in its eval. About 150 s. $1: the commit.
+set -u
+. "$(dirname "$0")/lib.sh"; lab_run_begin mmdesc
+export BUILD=/tmp/matmul-build
+python3 lab/gen.py >/dev/null
+OUT=$OUT/ops KP_COMMIT=${1:-unknown} KP_JOBS=2 KP_CORRECT_KERNELS='matmul/cuda/bf16-42' \
+  timeout 100 bash scripts/gpu-check.sh build,correct >"$OUT/ops.log" 2>&1
+echo "ops exit $?"; pack
+OUT=$OUT/time KP_COMMIT=${1:-unknown} KP_KERNELS='matmul/cuda/bf16-(11|42)' KP_BUDGET=1.5 \
+KP_EVAL_ARGS=--shape-set,canonical timeout 150 bash scripts/gpu-check.sh kernels >"$OUT/time.log" 2>&1
+echo "time exit $?"; pack
