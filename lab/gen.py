@@ -1265,7 +1265,8 @@ for tag, g in (("40", 4), ("41", 16)):
 # its SASS); the start-address field is the address / 16 in the low 14
 # bits, so a stage adds W_STAGE_BYTES / 16 and a k16 step adds 2 (A, 32
 # bytes) or 128 (B, 2048 bytes) without a carry out of the field (shared
-# addresses < 256 KiB). Nsight Compute put 11 at 0.74 IPC against cuBLAS's
+# addresses < 256 KiB; lab/bf16_42_desc.py checks the adds against 11's
+# builds). Nsight Compute put 11 at 0.74 IPC against cuBLAS's
 # 0.48 at the same tensor-pipe use (results/2026-12-04-h200-8ac16d0).
 variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-42-lab-desc.cu",
         "LAB 42-lab-desc: 11 with the consumers' wgmma descriptors built once and advanced by adds.",
