@@ -53,8 +53,8 @@ static int ref_take(int64_t n, double **want, double **tol, int64_t *cap) {
 }
 
 /* Back to the pool, in place of its smallest pair (or an empty slot) where
- * it is larger and the pool stays within a quarter of the host's memory;
- * whatever is left out is freed. */
+ * it is larger and the pool stays within its limit (an eighth of the
+ * host's memory, at most REF_POOL_MAX); whatever is left out is freed. */
 static void ref_give(double *want, double *tol, int64_t cap) {
     static int64_t limit; /* bytes */
     pthread_mutex_lock(&ref_pool_mu);
