@@ -641,13 +641,8 @@ static __device__ __forceinline__ const CUtensorMap *class_of(const ClassMaps &c
  * (a bulk prefetch) while it copies the current one, four chunks a lane
  * at a time (all their loads, then the stores), each realigned as
  * pad_rows does. */
-#define B_CLAIM 512 /* chunks a warp claims: sixteen a lane */
-
-static __device__ __forceinline__ unsigned long long claim_b(unsigned long long *flags, int lane) {
-    unsigned long long q = 0;
-    if (lane == 0) q = atomicAdd(flags, (unsigned long long)B_CLAIM);
-    return __shfl_sync(0xffffffffu, q, 0);
-}
+#define B_CLAIM 1024 /* chunks a warp claims: 32 a lane */
+#define B_ROUND 8     /* chunks a lane loads before its first store */
 
 /* Lane 0 asks L2 for the source bytes of chunks q .. q + B_CLAIM - 1
  * (whole 16-byte granules inside src's rows x cols elements). */
@@ -667,53 +662,61 @@ static __device__ __forceinline__ void prefetch_b(const unsigned short *src, lon
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(from), "r"((unsigned)(to - from)) : "memory");
 }
 
+/* A warp's claims come from lane 0's atomic, issued a claim ahead of its
+ * use so that its round trip overlaps the copying. rows * ldb / 8 < 2^30
+ * (launch_wgmma), so chunk numbers stay ints. */
 static __device__ __forceinline__ void copy_b(const unsigned short *__restrict__ src, unsigned short *__restrict__ dst,
                                               unsigned long long *flags, int rows, int cols, int ldb, int lane) {
     const long long cpr = ldb / 8, total = (long long)rows * cpr;
-    long long cur = (long long)claim_b(flags, lane);
+    unsigned long long c0 = 0, c1 = 0;
+    if (lane == 0) {
+        c0 = atomicAdd(flags, (unsigned long long)B_CLAIM);
+        c1 = atomicAdd(flags, (unsigned long long)B_CLAIM);
+    }
+    long long cur = (long long)__shfl_sync(0xffffffffu, c0, 0);
+    long long nxt = (long long)__shfl_sync(0xffffffffu, c1, 0);
     prefetch_b(src, cur, total, cpr, cols, lane);
-    long long nxt = (long long)claim_b(flags, lane);
     prefetch_b(src, nxt, total, cpr, cols, lane);
     while (cur < total) { /* the same for the whole warp */
+        unsigned long long c2 = 0; /* the claim after next, on its way */
+        if (lane == 0) c2 = atomicAdd(flags, (unsigned long long)B_CLAIM);
 #pragma unroll 1
-        for (int g = 0; g < B_CLAIM / 128; g++) {
-            uint4 lo[4], hi[4];
-            unsigned sh[4];
-            int vv[4];
-            int64_t at[4];
+        for (int g = 0; g < B_CLAIM / (32 * B_ROUND); g++) {
+            /* chunk i of this lane: q = q0 + 32 i, row q / cpr (32-bit:
+             * the caller keeps rows * cpr under 2^31) */
+            const int q0 = (int)cur + 32 * B_ROUND * g + lane;
+            uint4 lo[B_ROUND], hi[B_ROUND];
 #pragma unroll
-            for (int i = 0; i < 4; i++) { /* every load first, then the stores */
-                const long long q = cur + 128 * g + lane + 32 * i;
+            for (int i = 0; i < B_ROUND; i++) { /* every load first, then the stores */
+                const int q = q0 + 32 * i;
                 lo[i] = hi[i] = make_uint4(0u, 0u, 0u, 0u);
-                sh[i] = 0;
-                vv[i] = 0;
-                at[i] = -1;
-                if (q < total) {
-                    const int r = (int)(q / cpr), c0 = (int)(q - (long long)r * cpr) * 8;
-                    const int v = cols - c0 < 8 ? cols - c0 : 8;
-                    const uintptr_t a = (uintptr_t)(src + (int64_t)r * cols + c0), gr = a & ~(uintptr_t)15;
-                    sh[i] = (unsigned)(a - gr);
-                    vv[i] = v;
-                    at[i] = (int64_t)r * ldb + c0;
+                if (q < (int)total) {
+                    const int r = q / (int)cpr, c = (q - r * (int)cpr) * 8;
+                    const int v = cols - c < 8 ? cols - c : 8;
+                    const uintptr_t a = (uintptr_t)(src + (int64_t)r * cols + c), gr = a & ~(uintptr_t)15;
                     lo[i] = __ldg(reinterpret_cast<const uint4 *>(gr));
                     if (a + 2 * (unsigned)v > gr + 16) hi[i] = __ldg(reinterpret_cast<const uint4 *>(gr + 16));
                 }
             }
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                if (at[i] < 0) continue;
+            for (int i = 0; i < B_ROUND; i++) {
+                const int q = q0 + 32 * i;
+                if (q >= (int)total) continue;
+                const int r = q / (int)cpr, c = (q - r * (int)cpr) * 8;
+                const int v = cols - c < 8 ? cols - c : 8;
+                const unsigned sh = (unsigned)((uintptr_t)(src + (int64_t)r * cols + c) & 15u);
                 const uint32_t x[8] = {lo[i].x, lo[i].y, lo[i].z, lo[i].w, hi[i].x, hi[i].y, hi[i].z, hi[i].w};
-                const unsigned ws = sh[i] >> 2, hs = (sh[i] & 2u) * 8u; /* whole words; 0 or 16 bits */
+                const unsigned ws = sh >> 2, hs = (sh & 2u) * 8u; /* whole words; 0 or 16 bits */
                 uint32_t y[5], o[4];
 #pragma unroll
                 for (int k = 0; k < 5; k++) y[k] = ws == 0 ? x[k] : ws == 1 ? x[k + 1] : ws == 2 ? x[k + 2] : x[k + 3];
 #pragma unroll
                 for (int k = 0; k < 4; k++) {
                     o[k] = __funnelshift_r(y[k], y[k + 1], hs); /* elements 2k, 2k + 1 of the chunk */
-                    if (2 * k >= vv[i]) o[k] &= 0xffff0000u;     /* past the row's end: zeros */
-                    if (2 * k + 1 >= vv[i]) o[k] &= 0x0000ffffu;
+                    if (2 * k >= v) o[k] &= 0xffff0000u;         /* past the row's end: zeros */
+                    if (2 * k + 1 >= v) o[k] &= 0x0000ffffu;
                 }
-                *reinterpret_cast<uint4 *>(dst + at[i]) = make_uint4(o[0], o[1], o[2], o[3]);
+                *reinterpret_cast<uint4 *>(dst + (int64_t)r * ldb + c) = make_uint4(o[0], o[1], o[2], o[3]);
             }
         }
         fence_proxy_async_global(); /* this lane's stores, toward the copy engine's reads */
@@ -728,7 +731,7 @@ static __device__ __forceinline__ void copy_b(const unsigned short *__restrict__
             }
         }
         cur = nxt;
-        nxt = (long long)claim_b(flags, lane);
+        nxt = (long long)__shfl_sync(0xffffffffu, c2, 0);
         prefetch_b(src, nxt, total, cpr, cols, lane);
     }
 }
@@ -791,10 +794,11 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
     /* Both roles of both CTAs walk the same units and k-tiles, counting
      * every use of the ring in `it`: stage it % W_STAGES, phase it / W_STAGES. */
     if (wg == 0) {
-        /* 80 registers: warps 1-3 copy B (copy_b, four chunks' loads in
-         * flight a lane; ptxas spilled at 72); the consumers get 200 (128 x
-         * 80 + 256 x 200 = 61440 of the block's 384 x 168). */
-        regs_dec<80>();
+        /* 104 registers: warps 1-3 copy B (copy_b, eight chunks' loads in
+         * flight a lane; ptxas spilled at 96); the consumers get 200 (they
+         * spilled at 176): 128 x 104 + 256 x 200 = 64512, the block's 384
+         * x 168. */
+        regs_dec<104>();
         if constexpr (V == 2) {
           if (tid == 0) {
             unsigned it = 0;
@@ -1194,7 +1198,11 @@ static int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
     unsigned long long *bflags = NULL;     /* the padded B's claim and panel counts (copy_b) */
     int64_t lda = K, ldb = N;
     if (!va && !classes) rc = padded_copy(A, M, K, &ap, &lda, stream);
-    if (!rc && !(aligned16(B) && N % 8 == 0)) {
+    /* copy_b counts chunks in 32 bits: past 2^30 of them (N over 1M) B is
+     * padded by pad_rows before the product. */
+    const bool bfuse = (K * ((N + 7) / 8 * 8) / 8) < (1ll << 30);
+    if (!rc && !(aligned16(B) && N % 8 == 0) && !bfuse) rc = padded_copy(B, K, N, &bp, &ldb, stream);
+    else if (!rc && !(aligned16(B) && N % 8 == 0)) {
         /* B's padded copy, written by the product itself, and behind it
          * 1 + ceil(K / 64) counts, zeroed in stream order. */
         ldb = (N + 7) / 8 * 8;
@@ -1214,7 +1222,7 @@ static int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
     if (!rc) {
         const int m = (int)M, n = (int)N, k = (int)K, um = (int)units_m, lb = (int)ldb;
         const unsigned short *braw = reinterpret_cast<const unsigned short *>(B);
-        unsigned short *bpad = reinterpret_cast<unsigned short *>(bp);
+        unsigned short *bpad = bflags ? reinterpret_cast<unsigned short *>(bp) : NULL; /* NULL: bp is pad_rows' */
         const cudaError_t e =
             v == 0   ? cudaLaunchKernelEx(&cfg, bf16_gemm_wgmma<0>, map_a, map_b, map_c, C, m, n, k, um, braw, bpad,
                                           bflags, lb)
