@@ -628,111 +628,131 @@ static __device__ __forceinline__ const CUtensorMap *class_of(const ClassMaps &c
 /* Where B's rows are not 16-byte aligned the kernel reads a padded copy of
  * B (rows every ldb = roundup(N, 8) elements) that its own producer
  * warpgroup's warps 1-3 write while the consumers start on the first
- * panels. The copy is cut into 16-byte destination chunks, numbered row
- * by row (ldb / 8 a row); warps claim B_CLAIM of them at a time from
- * flags[0] (in order, so 64-row panels fill front to back) and add each
- * claim's chunk count to flags[1 + p] of every panel p it touches, after
- * their stores (release at GPU scope, each storing lane having fenced its
- * stores toward the copy engine). Panel p is whole when its count reaches
- * rows(p) * ldb / 8; the thread that issues the copy engine's loads waits
- * for that before its first load of B's rows in p. Claims, not a fixed
- * share a CTA, so the copy finishes whichever CTAs are resident. A warp
- * holds two claims: the next one's source bytes are on their way into L2
- * (a bulk prefetch) while it copies the current one, four chunks a lane
- * at a time (all their loads, then the stores), each realigned as
- * pad_rows does. */
-#define B_CLAIM 1024 /* chunks a warp claims: 32 a lane */
-#define B_ROUND 8     /* chunks a lane loads before its first store */
+ * panels. The copy is cut into segments of B_SEG 16-byte destination
+ * chunks along a row (ceil(ldb / 8 / B_SEG) a row), numbered row by row;
+ * a warp claims one segment at a time from flags[0] (in order, so 64-row
+ * panels fill front to back) and adds 1 to flags[1 + r / 64] after its
+ * stores of row r (release at GPU scope, each storing lane having fenced
+ * its stores toward the copy engine). Panel p is whole when its count
+ * reaches rows(p) * segments a row; the thread that issues the copy
+ * engine's loads waits for that before its first load of B's rows in p
+ * (wait_b). Claims, not a fixed share a CTA, so the copy finishes
+ * whichever CTAs are resident. A warp holds two claims: the next one's
+ * source bytes are on their way into L2 (a bulk prefetch) while it copies
+ * the current one.
+ *
+ * Three warps an SM copy where pad_rows has 64, so the work a chunk is
+ * what sets the pace. Chunk c of row r (its elements 8c..8c+7) starts at
+ * byte row + 16c, sh = row % 16 bytes into the granule row - sh + 16c, and
+ * ends in that granule or the next, which is chunk c + 1's first: so a
+ * lane loads one granule a chunk (none past the row's last byte), takes
+ * the next from the lane beside it (lane 31 from lane 0's next chunk, the
+ * segment's last from one extra load), and shifts by sh, the same for
+ * the whole row (a warp-uniform select), as pad_rows does. */
+#define B_SEG 256 /* chunks a segment: eight a lane */
 
-/* Lane 0 asks L2 for the source bytes of chunks q .. q + B_CLAIM - 1
- * (whole 16-byte granules inside src's rows x cols elements). */
-static __device__ __forceinline__ void prefetch_b(const unsigned short *src, long long q, long long total,
-                                                  long long cpr, int cols, int lane) {
-    if (lane != 0 || q >= total) return;
-    const long long q1 = q + B_CLAIM < total ? q + B_CLAIM : total;
-    const long long r0 = q / cpr, r1 = (q1 - 1) / cpr;
+/* Lane 0 asks L2 for the granules that hold segment k's source bytes. */
+static __device__ __forceinline__ void prefetch_b(const unsigned short *src, long long k, long long nseg, int spr,
+                                                  int cols, int lane) {
+    if (lane != 0 || k >= nseg) return;
+    const int r = (int)(k / spr), c0 = (int)(k - (long long)r * spr) * B_SEG;
+    const uintptr_t rs = (uintptr_t)(src + (int64_t)r * cols), g0 = rs & ~(uintptr_t)15;
+    const uintptr_t last = (rs + 2 * (uintptr_t)cols - 1) & ~(uintptr_t)15; /* the row's last granule */
     const uintptr_t lo_lim = ((uintptr_t)src + 15) & ~(uintptr_t)15;
-    const uintptr_t hi_lim = (uintptr_t)(src + (int64_t)(total / cpr) * cols) & ~(uintptr_t)15;
-    uintptr_t from = (uintptr_t)(src + r0 * cols + (q - r0 * cpr) * 8) & ~(uintptr_t)15;
-    const long long c1 = (q1 - 1 - r1 * cpr) * 8 + 8;
-    uintptr_t to = ((uintptr_t)(src + r1 * cols + (c1 < cols ? c1 : cols)) + 15) & ~(uintptr_t)15;
+    const uintptr_t hi_lim = (uintptr_t)(src + (int64_t)(nseg / spr) * cols) & ~(uintptr_t)15;
+    uintptr_t from = g0 + 16 * (uintptr_t)c0, to = g0 + 16 * (uintptr_t)(c0 + B_SEG + 1);
+    if (to > last + 16) to = last + 16;
     if (from < lo_lim) from = lo_lim;
     if (to > hi_lim) to = hi_lim;
     if (to > from)
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(from), "r"((unsigned)(to - from)) : "memory");
 }
 
+static __device__ __forceinline__ uint4 shfl_down4(uint4 v) {
+    return make_uint4(__shfl_down_sync(0xffffffffu, v.x, 1), __shfl_down_sync(0xffffffffu, v.y, 1),
+                      __shfl_down_sync(0xffffffffu, v.z, 1), __shfl_down_sync(0xffffffffu, v.w, 1));
+}
+
+static __device__ __forceinline__ uint4 shfl_lane0(uint4 v) {
+    return make_uint4(__shfl_sync(0xffffffffu, v.x, 0), __shfl_sync(0xffffffffu, v.y, 0),
+                      __shfl_sync(0xffffffffu, v.z, 0), __shfl_sync(0xffffffffu, v.w, 0));
+}
+
+/* One segment: row r, chunks c0 .. c0 + B_SEG - 1 (those below cpr). */
+static __device__ __forceinline__ void copy_seg(const unsigned short *__restrict__ src, unsigned short *__restrict__ dst,
+                                                int r, int c0, int cols, int ldb, int lane) {
+    const uintptr_t rs = (uintptr_t)(src + (int64_t)r * cols), g0 = rs & ~(uintptr_t)15;
+    const uintptr_t last = (rs + 2 * (uintptr_t)cols - 1) & ~(uintptr_t)15;
+    const unsigned sh = (unsigned)(rs - g0), ws = sh >> 2, hs = (sh & 2u) * 8u; /* the whole row's */
+    uint4 v[B_SEG / 32], e = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+    for (int i = 0; i < B_SEG / 32; i++) { /* every load first */
+        const uintptr_t g = g0 + 16 * (uintptr_t)(c0 + 32 * i + lane);
+        v[i] = g <= last ? __ldg(reinterpret_cast<const uint4 *>(g)) : make_uint4(0u, 0u, 0u, 0u);
+    }
+    {
+        const uintptr_t g = g0 + 16 * (uintptr_t)(c0 + B_SEG); /* the granule after the segment */
+        if (lane == 0 && sh != 0 && g <= last) e = __ldg(reinterpret_cast<const uint4 *>(g));
+    }
+    unsigned short *const drow = dst + (int64_t)r * ldb;
+#pragma unroll
+    for (int i = 0; i < B_SEG / 32; i++) {
+        const int c = c0 + 32 * i + lane;
+        const long long n = (long long)cols - 8ll * c; /* the row's elements from 8c on */
+        uint4 o = v[i];
+        if (sh != 0) { /* the same for the whole warp */
+            /* the next granule: lane l + 1's, for lane 31 lane 0's of the
+             * next eight chunks (e after the last) */
+            const uint4 down = shfl_down4(v[i]);
+            const uint4 first = shfl_lane0(i + 1 < B_SEG / 32 ? v[i + 1 < B_SEG / 32 ? i + 1 : i] : e);
+            const uint4 hi = lane == 31 ? first : down;
+            const uint32_t x[8] = {v[i].x, v[i].y, v[i].z, v[i].w, hi.x, hi.y, hi.z, hi.w};
+            uint32_t y[5];
+#pragma unroll
+            for (int k = 0; k < 5; k++) y[k] = ws == 0 ? x[k] : ws == 1 ? x[k + 1] : ws == 2 ? x[k + 2] : x[k + 3];
+            o = make_uint4(__funnelshift_r(y[0], y[1], hs), __funnelshift_r(y[1], y[2], hs),
+                           __funnelshift_r(y[2], y[3], hs), __funnelshift_r(y[3], y[4], hs));
+        }
+        if (n <= 0) continue; /* no such chunk */
+        if (n < 8) { /* the row's last chunk: zeros past its end */
+            uint32_t w[4] = {o.x, o.y, o.z, o.w};
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                if (2 * k >= n) w[k] &= 0xffff0000u;
+                if (2 * k + 1 >= n) w[k] &= 0x0000ffffu;
+            }
+            o = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+        *reinterpret_cast<uint4 *>(drow + 8 * (int64_t)c) = o;
+    }
+}
+
 /* A warp's claims come from lane 0's atomic, issued a claim ahead of its
- * use so that its round trip overlaps the copying. rows * ldb / 8 < 2^30
- * (launch_wgmma), so chunk numbers stay ints. */
+ * use so that its round trip overlaps the copying. */
 static __device__ __forceinline__ void copy_b(const unsigned short *__restrict__ src, unsigned short *__restrict__ dst,
                                               unsigned long long *flags, int rows, int cols, int ldb, int lane) {
-    const long long cpr = ldb / 8, total = (long long)rows * cpr;
-    unsigned long long c0 = 0, c1 = 0;
+    const int spr = (ldb / 8 + B_SEG - 1) / B_SEG;
+    const long long nseg = (long long)rows * spr;
+    unsigned long long k0 = 0, k1 = 0;
     if (lane == 0) {
-        c0 = atomicAdd(flags, (unsigned long long)B_CLAIM);
-        c1 = atomicAdd(flags, (unsigned long long)B_CLAIM);
+        k0 = atomicAdd(flags, 1ull);
+        k1 = atomicAdd(flags, 1ull);
     }
-    long long cur = (long long)__shfl_sync(0xffffffffu, c0, 0);
-    long long nxt = (long long)__shfl_sync(0xffffffffu, c1, 0);
-    prefetch_b(src, cur, total, cpr, cols, lane);
-    prefetch_b(src, nxt, total, cpr, cols, lane);
-    while (cur < total) { /* the same for the whole warp */
-        unsigned long long c2 = 0; /* the claim after next, on its way */
-        if (lane == 0) c2 = atomicAdd(flags, (unsigned long long)B_CLAIM);
-#pragma unroll 1
-        for (int g = 0; g < B_CLAIM / (32 * B_ROUND); g++) {
-            /* chunk i of this lane: q = q0 + 32 i, row q / cpr (32-bit:
-             * the caller keeps rows * cpr under 2^31) */
-            const int q0 = (int)cur + 32 * B_ROUND * g + lane;
-            uint4 lo[B_ROUND], hi[B_ROUND];
-#pragma unroll
-            for (int i = 0; i < B_ROUND; i++) { /* every load first, then the stores */
-                const int q = q0 + 32 * i;
-                lo[i] = hi[i] = make_uint4(0u, 0u, 0u, 0u);
-                if (q < (int)total) {
-                    const int r = q / (int)cpr, c = (q - r * (int)cpr) * 8;
-                    const int v = cols - c < 8 ? cols - c : 8;
-                    const uintptr_t a = (uintptr_t)(src + (int64_t)r * cols + c), gr = a & ~(uintptr_t)15;
-                    lo[i] = __ldg(reinterpret_cast<const uint4 *>(gr));
-                    if (a + 2 * (unsigned)v > gr + 16) hi[i] = __ldg(reinterpret_cast<const uint4 *>(gr + 16));
-                }
-            }
-#pragma unroll
-            for (int i = 0; i < B_ROUND; i++) {
-                const int q = q0 + 32 * i;
-                if (q >= (int)total) continue;
-                const int r = q / (int)cpr, c = (q - r * (int)cpr) * 8;
-                const int v = cols - c < 8 ? cols - c : 8;
-                const unsigned sh = (unsigned)((uintptr_t)(src + (int64_t)r * cols + c) & 15u);
-                const uint32_t x[8] = {lo[i].x, lo[i].y, lo[i].z, lo[i].w, hi[i].x, hi[i].y, hi[i].z, hi[i].w};
-                const unsigned ws = sh >> 2, hs = (sh & 2u) * 8u; /* whole words; 0 or 16 bits */
-                uint32_t y[5], o[4];
-#pragma unroll
-                for (int k = 0; k < 5; k++) y[k] = ws == 0 ? x[k] : ws == 1 ? x[k + 1] : ws == 2 ? x[k + 2] : x[k + 3];
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    o[k] = __funnelshift_r(y[k], y[k + 1], hs); /* elements 2k, 2k + 1 of the chunk */
-                    if (2 * k >= v) o[k] &= 0xffff0000u;         /* past the row's end: zeros */
-                    if (2 * k + 1 >= v) o[k] &= 0x0000ffffu;
-                }
-                *reinterpret_cast<uint4 *>(dst + (int64_t)r * ldb + c) = make_uint4(o[0], o[1], o[2], o[3]);
-            }
-        }
+    long long cur = (long long)__shfl_sync(0xffffffffu, k0, 0);
+    long long nxt = (long long)__shfl_sync(0xffffffffu, k1, 0);
+    prefetch_b(src, cur, nseg, spr, cols, lane);
+    prefetch_b(src, nxt, nseg, spr, cols, lane);
+    while (cur < nseg) { /* the same for the whole warp */
+        unsigned long long k2 = 0; /* the claim after next, on its way */
+        if (lane == 0) k2 = atomicAdd(flags, 1ull);
+        const int r = (int)(cur / spr), c0 = (int)(cur - (long long)r * spr) * B_SEG;
+        copy_seg(src, dst, r, c0, cols, ldb, lane);
         fence_proxy_async_global(); /* this lane's stores, toward the copy engine's reads */
         __syncwarp();
-        if (lane == 0) { /* the claim's chunks, panel by panel */
-            const long long q1 = cur + B_CLAIM < total ? cur + B_CLAIM : total;
-            for (long long q = cur; q < q1;) {
-                const long long p = q / cpr / 64, end = (p + 1) * 64 * cpr;
-                const long long e = end < q1 ? end : q1;
-                red_release_add(flags + 1 + p, (unsigned long long)(e - q));
-                q = e;
-            }
-        }
+        if (lane == 0) red_release_add(flags + 1 + r / 64, 1ull);
         cur = nxt;
-        nxt = (long long)__shfl_sync(0xffffffffu, c2, 0);
-        prefetch_b(src, nxt, total, cpr, cols, lane);
+        nxt = (long long)__shfl_sync(0xffffffffu, k2, 0);
+        prefetch_b(src, nxt, nseg, spr, cols, lane);
     }
 }
 
@@ -743,15 +763,14 @@ static __device__ __forceinline__ void wait_b(const unsigned long long *flags, i
                                               int *ready) {
     const int pn = last / 64;
     if (*ready > pn) return;
-    const unsigned long long cpr = (unsigned long long)(ldb / 8);
+    const unsigned long long spr = (unsigned long long)((ldb / 8 + B_SEG - 1) / B_SEG);
     while (*ready <= pn) {
         const int p = *ready, pr = rows - 64 * p < 64 ? rows - 64 * p : 64;
-        while (ld_acquire(flags + 1 + p) < (unsigned long long)pr * cpr) __nanosleep(32);
+        while (ld_acquire(flags + 1 + p) < (unsigned long long)pr * spr) __nanosleep(32);
         ++*ready;
     }
     fence_proxy_async_global();
 }
-
 #endif
 
 template <int V>
@@ -794,11 +813,10 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
     /* Both roles of both CTAs walk the same units and k-tiles, counting
      * every use of the ring in `it`: stage it % W_STAGES, phase it / W_STAGES. */
     if (wg == 0) {
-        /* 104 registers: warps 1-3 copy B (copy_b, eight chunks' loads in
-         * flight a lane; ptxas spilled at 96); the consumers get 200 (they
-         * spilled at 176): 128 x 104 + 256 x 200 = 64512, the block's 384
-         * x 168. */
-        regs_dec<104>();
+        /* 80 registers: warps 1-3 copy B (copy_b, eight chunks' loads in
+         * flight a lane); the consumers get 200 (they spilled at 176):
+         * 128 x 80 + 256 x 200 = 61440 of the block's 384 x 168. */
+        regs_dec<80>();
         if constexpr (V == 2) {
           if (tid == 0) {
             unsigned it = 0;
@@ -1198,11 +1216,7 @@ static int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
     unsigned long long *bflags = NULL;     /* the padded B's claim and panel counts (copy_b) */
     int64_t lda = K, ldb = N;
     if (!va && !classes) rc = padded_copy(A, M, K, &ap, &lda, stream);
-    /* copy_b counts chunks in 32 bits: past 2^30 of them (N over 1M) B is
-     * padded by pad_rows before the product. */
-    const bool bfuse = (K * ((N + 7) / 8 * 8) / 8) < (1ll << 30);
-    if (!rc && !(aligned16(B) && N % 8 == 0) && !bfuse) rc = padded_copy(B, K, N, &bp, &ldb, stream);
-    else if (!rc && !(aligned16(B) && N % 8 == 0)) {
+    if (!rc && !(aligned16(B) && N % 8 == 0)) {
         /* B's padded copy, written by the product itself, and behind it
          * 1 + ceil(K / 64) counts, zeroed in stream order. */
         ldb = (N + 7) / 8 * 8;
@@ -1222,7 +1236,7 @@ static int launch_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfl
     if (!rc) {
         const int m = (int)M, n = (int)N, k = (int)K, um = (int)units_m, lb = (int)ldb;
         const unsigned short *braw = reinterpret_cast<const unsigned short *>(B);
-        unsigned short *bpad = bflags ? reinterpret_cast<unsigned short *>(bp) : NULL; /* NULL: bp is pad_rows' */
+        unsigned short *bpad = reinterpret_cast<unsigned short *>(bp);
         const cudaError_t e =
             v == 0   ? cudaLaunchKernelEx(&cfg, bf16_gemm_wgmma<0>, map_a, map_b, map_c, C, m, n, k, um, braw, bpad,
                                           bflags, lb)
