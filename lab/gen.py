@@ -1268,6 +1268,8 @@ for tag, g in (("40", 4), ("41", 16)):
 # addresses < 256 KiB; lab/bf16_42_desc.py checks the adds against 11's
 # builds). Nsight Compute put 11 at 0.74 IPC against cuBLAS's
 # 0.48 at the same tensor-pipe use (results/2026-12-04-h200-8ac16d0).
+# Measured (results/2026-12-04-h200-74b4907): 1.01x [1.01, 1.01] 11 at
+# 8192^3, under 1% elsewhere; kept as bf16 12 (the same code).
 variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-42-lab-desc.cu",
         "LAB 42-lab-desc: 11 with the consumers' wgmma descriptors built once and advanced by adds.",
         (("        const uint32_t a_off = (uint32_t)cw * (64 * 128); /* its 64 rows of A */\n",
@@ -1425,23 +1427,9 @@ variant(f"{MM}/bf16-38-lab-3stages.cu", f"{MM}/bf16-39-lab-storers.cu",
          ("        regs_dec<40>();\n", "        regs_dec<64>(); /* the storer warps' code needs more than 40 (ptxas spills there at 40) */\n", 1),
          ("        unsigned it = 0;\n        for (int u = (int)cluster_reg(1); u < units; u += (int)cluster_reg(2)) {\n            float d[128];",
           "        unsigned it = 0, tc = 0; /* tc: this warpgroup's tiles so far (its C slots' uses) */\n        for (int u = (int)cluster_reg(1); u < units; u += (int)cluster_reg(2)) {\n            float d[128];", 1)))
-# matmul bf16 13 diagnostics (WRONG OUTPUT by design; lab/mm_kernels.py
-# times them launch by launch). 13 took 292.74 us at 4095^3 against 12's
-# 216.24 (results/2026-12-04-h200-1a14ff5): is it the copy's speed, its
-# interference with the product, or the waits? 44: the loading thread
-# never waits for B's panels (the product reads whatever the copy has
-# written); 45: no proxy fence after each claim's stores; 46: only the
-# copy (no tile walked: the product's roles skip to the end).
-diagnostic(f"{MM}/bf16-13-fused-pad.cu", f"{MM}/bf16-44-lab-nowait.cu", "44-lab-nowait",
-           "13 with the loading thread never waiting for B's panels.",
-           (("                    if (bpad) { /* B rows 64t - dx .. 64t - dx + 63 */\n",
-             "                    if (false) { /* B rows 64t - dx .. 64t - dx + 63 */\n", 1),
-            ("                    if (bpad) { /* B rows 64t .. 64t + 63 */\n",
-             "                    if (false) { /* B rows 64t .. 64t + 63 */\n", 1)))
-diagnostic(f"{MM}/bf16-13-fused-pad.cu", f"{MM}/bf16-45-lab-nofence.cu", "45-lab-nofence",
-           "13 without the proxy fence after each claim's stores.",
-           (("        fence_proxy_async_global(); /* this lane's stores, toward the copy engine's reads */\n", "", 1),))
-diagnostic(f"{MM}/bf16-13-fused-pad.cu", f"{MM}/bf16-46-lab-copyonly.cu", "46-lab-copyonly",
-           "13 copying B and walking no tile.",
-           (("    const int tiles_n = (N + W_BN - 1) / W_BN, units = units_m * tiles_n;\n",
-             "    const int tiles_n = (N + W_BN - 1) / W_BN, units = bpad ? 0 : units_m * tiles_n;\n", 1),))
+# matmul bf16 13 (B's padded copy written inside the product by the
+# producer warpgroup's idle warps, panel flags) was timed with three
+# diagnostics generated here from it: 44 (no wait for B's panels), 45 (no
+# proxy fence), 46 (the copy alone). 13 and the diagnostics were dropped
+# with it (docs/kernels.md; git log --diff-filter=D --
+# kernels/matmul/cuda/bf16-13-fused-pad.cu).

@@ -4,6 +4,8 @@
 # 44 (no wait for B's panels), 45 (no proxy fence), 46 (the copy alone)
 # from lab/gen.py; then 12 and 13 at 4096x4095x4096 (A aligned, B padded,
 # C staged). About 120 s. $1: the commit.
+# bf16 13 (and 44-46, generated from it) was dropped: it runs at the
+# commit it names, where the file exists (results/2026-12-04-h200-*).
 set -u
 . "$(dirname "$0")/lib.sh"; lab_run_begin mmfd
 SHA=${1:-unknown}
