@@ -1433,3 +1433,25 @@ variant(f"{MM}/bf16-38-lab-3stages.cu", f"{MM}/bf16-39-lab-storers.cu",
 # proxy fence), 46 (the copy alone). 13 and the diagnostics were dropped
 # with it (docs/kernels.md; git log --diff-filter=D --
 # kernels/matmul/cuda/bf16-13-fused-pad.cu).
+# matmul bf16 47: 12 with the product launched as pad_rows' programmatic
+# dependent (PDL) where a padded copy runs before it in the call. Each
+# pad_rows thread signals griddepcontrol.launch_dependents after its last
+# store, so the product's CTAs may launch, set up their barriers and
+# cluster, and wait in griddepcontrol.wait (the loading thread, before its
+# first copy-engine load) while the copy's last blocks finish. Only that
+# thread reads memory another kernel wrote (B's padded copy); the call's
+# earlier stream work finished before pad_rows began. Aim: the launch gap
+# and the product's prologue, a few us of 4095^3's 215.
+PDL_TRIG = "        *reinterpret_cast<uint4 *>(dst + (int64_t)r * ldd + c0) = make_uint4(o[0], o[1], o[2], o[3]);\n    }\n"
+variant(f"{MM}/bf16-12-desc-adds.cu", f"{MM}/bf16-47-lab-pdl.cu",
+        "LAB 47-lab-pdl: 12 with the product launched as pad_rows' programmatic dependent.",
+        ((PDL_TRIG, PDL_TRIG + "    asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n", 1),
+         ("        regs_dec<40>();\n",
+          "        regs_dec<40>();\n        if (tid == 0) asm volatile(\"griddepcontrol.wait;\" ::: \"memory\"); /* pad_rows done, its stores seen */\n", 1),
+         ("    cudaLaunchAttribute attr[1];\n", "    cudaLaunchAttribute attr[2];\n", 1),
+         ("    if (!rc) {\n        const int m = (int)M,",
+          "    if (!rc && (ap || bp)) { /* a pad_rows launch just before: overlap its tail */\n"
+          "        attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;\n"
+          "        attr[1].val.programmaticStreamSerializationAllowed = 1;\n"
+          "        cfg.numAttrs = 2;\n    }\n"
+          "    if (!rc) {\n        const int m = (int)M,", 1)))
