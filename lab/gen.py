@@ -1268,8 +1268,8 @@ for tag, g in (("40", 4), ("41", 16)):
 # addresses < 256 KiB; lab/bf16_42_desc.py checks the adds against 11's
 # builds). Nsight Compute put 11 at 0.74 IPC against cuBLAS's
 # 0.48 at the same tensor-pipe use (results/2026-12-04-h200-8ac16d0).
-# Measured (results/2026-12-04-h200-74b4907): 1.01x [1.01, 1.01] 11 at
-# 8192^3, under 1% elsewhere; kept as bf16 12 (the same code).
+# Measured (results/2026-12-04-h200-74b4907): 1.006x [1.005, 1.008] 11 at
+# 8192^3, gains under 1% elsewhere; kept as bf16 12 (the same code).
 variant(f"{MM}/bf16-11-flat-store.cu", f"{MM}/bf16-42-lab-desc.cu",
         "LAB 42-lab-desc: 11 with the consumers' wgmma descriptors built once and advanced by adds.",
         (("        const uint32_t a_off = (uint32_t)cw * (64 * 128); /* its 64 rows of A */\n",
@@ -1442,6 +1442,9 @@ variant(f"{MM}/bf16-38-lab-3stages.cu", f"{MM}/bf16-39-lab-storers.cu",
 # thread reads memory another kernel wrote (B's padded copy); the call's
 # earlier stream work finished before pad_rows began. Aim: the launch gap
 # and the product's prologue, a few us of 4095^3's 215.
+# Measured (results/2026-12-04-h200-444b4b5): PASS on 27 shapes; level at
+# the aligned shapes; NOISY at 4095^3 (221.28 us [214.29, 222.30] against
+# 12's 217.86 in the same eval): no gain, dropped.
 PDL_TRIG = "        *reinterpret_cast<uint4 *>(dst + (int64_t)r * ldd + c0) = make_uint4(o[0], o[1], o[2], o[3]);\n    }\n"
 variant(f"{MM}/bf16-12-desc-adds.cu", f"{MM}/bf16-47-lab-pdl.cu",
         "LAB 47-lab-pdl: 12 with the product launched as pad_rows' programmatic dependent.",

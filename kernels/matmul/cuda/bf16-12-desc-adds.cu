@@ -14,11 +14,12 @@
  * (results/2026-12-04-h200-8ac16d0); fewer instructions were the lead.
  * measured (results/2026-12-04-h200-74b4907/matmul-bf16-desc-pad-time,
  * as lab 42, the same code, each eval with 11 and cuBLAS interleaved):
- * 1.345 ms [1.344, 1.345] at 8192^3 against 11's 1.355 (1.006x [1.005,
- * 1.008] 11 in 12's eval, 818 TFLOP/s), 215.30 us [214.88, 215.55] at
+ * 1.345 ms [1.344, 1.345] at 8192^3 against 11's 1.354 in the same eval
+ * (1.006x [1.005, 1.008], 818 TFLOP/s), 215.30 us [214.88, 215.55] at
  * 4095^3 (1.008x [1.002, 1.012] 11), 178.51 us [177.82, 179.22] at 4096^3
  * (1.001x [0.997, 1.008] cuBLAS) and 176.03 us at 8192x1024x8192 (0.986x
- * [0.982, 0.990] cuBLAS): under 1% a shape, within the noise at 4096^3.
+ * [0.982, 0.990] cuBLAS): gains over 11 under 1% a shape, within the
+ * noise at 4096^3.
  * PASS on the op's 14 shapes (results/2026-12-04-h200-74b4907/matmul-bf16-desc-pad-ops)
  * and 11's 13 partial and unaligned extras (results/2026-12-04-h200-55b4503).
  * With torch in one run (results/2026-12-04-h200-3749509): 1.003x [1.000,
