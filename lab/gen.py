@@ -1436,11 +1436,13 @@ variant(f"{MM}/bf16-38-lab-3stages.cu", f"{MM}/bf16-39-lab-storers.cu",
 # matmul bf16 47: 12 with the product launched as pad_rows' programmatic
 # dependent (PDL) where a padded copy runs before it in the call. Each
 # pad_rows thread signals griddepcontrol.launch_dependents after its last
-# store, so the product's CTAs may launch, set up their barriers and
+# store (or exits), so the product's CTAs may launch, set up their barriers and
 # cluster, and wait in griddepcontrol.wait (the loading thread, before its
 # first copy-engine load) while the copy's last blocks finish. Only that
-# thread reads memory another kernel wrote (B's padded copy); the call's
-# earlier stream work finished before pad_rows began. Aim: the launch gap
+# thread reads memory another kernel wrote (the padded copies; A's, where
+# there is one, comes from an ordinary pad_rows launch that finished
+# before B's began); the call's earlier stream work finished before the
+# first pad_rows began. Aim: the launch gap
 # and the product's prologue, a few us of 4095^3's 215.
 # Measured (results/2026-12-04-h200-444b4b5): PASS on 27 shapes; level at
 # the aligned shapes; NOISY at 4095^3 (221.28 us [214.29, 222.30] against
