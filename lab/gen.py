@@ -1439,8 +1439,8 @@ variant(f"{MM}/bf16-38-lab-3stages.cu", f"{MM}/bf16-39-lab-storers.cu",
 # store (or exits), so the product's CTAs may launch, set up their barriers and
 # cluster, and wait in griddepcontrol.wait (the loading thread, before its
 # first copy-engine load) while the copy's last blocks finish. Only that
-# thread reads memory another kernel wrote (the padded copies; A's, where
-# there is one, comes from an ordinary pad_rows launch that finished
+# thread reads memory another kernel wrote (the padded copies; where both
+# are copied, A's comes from an ordinary pad_rows launch that finished
 # before B's began); the call's earlier stream work finished before the
 # first pad_rows began. Aim: the launch gap
 # and the product's prologue, a few us of 4095^3's 215.

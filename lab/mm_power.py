@@ -5,7 +5,9 @@ few seconds on the same inputs, with nvidia-smi sampling every 50 ms. Tells
 whether a kernel's rate is held by the power limit (the clock the driver
 picks at the board's limit) rather than by the kernel. Not a timing
 harness: calls run back to back on a warm L2, the time a call is the mean
-over the loop (CUDA events around it).
+over the loop (CUDA events around each batch of 20 calls). power.draw is
+the driver's 1-s average, so its "max" is not a peak; the first second of
+samples (the ramp, or the previous contender) is left out.
 
     python3 lab/mm_power.py --shape 4096x4096x4096 --kernel FILE.cu [...]
         [--seconds 4] [--build-dir DIR]
@@ -24,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
 
 import torch_vs  # noqa: E402  (build command)
 
-FIELDS = "clocks.sm,power.draw,power.limit,temperature.gpu"
+FIELDS = "uuid,clocks.sm,power.draw,power.limit,temperature.gpu"
 
 
 def main():
@@ -35,8 +37,11 @@ def main():
     ap.add_argument("--build-dir", default="/tmp/mmp.build")
     a = ap.parse_args()
     m, n, k = (int(v) for v in a.shape.split("x"))
+    if a.seconds <= 0:
+        ap.error("--seconds must be positive")
 
     import torch
+    uuid = str(getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "uuid", ""))
     os.makedirs(a.build_dir, exist_ok=True)
     g = torch.Generator(device="cuda").manual_seed(1)
     A = torch.randn((m, k), device="cuda", generator=g).to(torch.bfloat16)
@@ -67,25 +72,32 @@ def main():
         torch.cuda.synchronize()
         smi = subprocess.Popen(["nvidia-smi", "--query-gpu=" + FIELDS, "--format=csv,noheader,nounits", "-lms", "50"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        t0, calls = time.time(), 0
-        e0.record()
-        while time.time() - t0 < a.seconds:
+        t0, calls, ms = time.time(), 0, 0.0
+        while calls == 0 or time.time() - t0 < a.seconds:
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
             for _ in range(20):
                 call()
-            calls += 20
+            e1.record()
             torch.cuda.synchronize()
-        e1.record()
-        torch.cuda.synchronize()
+            ms += e0.elapsed_time(e1)
+            calls += 20
         smi.terminate()
-        rows = []
+        rows, mine = [], []
         for line in smi.communicate()[0].splitlines():
+            f = [v.strip() for v in line.split(",")]
+            if len(f) != len(FIELDS.split(",")):
+                continue  # a line cut short when the sampler stopped
             try:
-                rows.append([float(v) for v in line.split(",")])
+                v = [float(x) for x in f[1:]]
             except ValueError:
-                pass
-        rows = rows[len(rows) // 4:]  # past the ramp
-        us = e0.elapsed_time(e1) * 1000.0 / calls
+                continue
+            rows.append(v)
+            if uuid and uuid in f[0]:
+                mine.append(v)
+        rows = mine or rows  # this device's rows where its uuid is known
+        rows = rows[20:]  # the first second (50 ms a sample)
+        us = ms * 1000.0 / calls
         if not rows:
             print("== %s: %.2f us a call, %.0f TFLOP/s; no nvidia-smi samples" % (name, us, flops / us / 1e6))
             continue
