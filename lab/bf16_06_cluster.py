@@ -4,21 +4,23 @@
 # GPU run:
 #  1. the unit walk: for the op's shapes (canonical, edge, quick, the run
 #     script's partial tiles) and any number of clusters, every 128x256
-#     tile of C is taken exactly once, both CTAs of a cluster walk the same
+#     tile of C is taken exactly once, all CTAs of a cluster walk the same
 #     units (the same k-tile count, so their rings stay in step) with the
-#     same n0 and m0 128 apart, and only a rank-1 tile of the last pair row
-#     (tiles_m odd) lies below M; tile origins stay ints;
-#  2. the B split: rank r's boxes 2r, 2r+1, multicast to both CTAs, give
-#     each CTA all four boxes once, and each full barrier the 48 KiB its
-#     producer expects;
+#     same n0 and rank r's m0 r * 128 below rank 0's, and only the highest
+#     ranks of the last unit row (tiles_m % CLUSTER != 0) lie below M; tile
+#     origins stay ints, also at the largest M the host takes;
+#  2. the B split: rank r's 4 / CLUSTER boxes from (4 / CLUSTER) r,
+#     multicast to every CTA of the cluster, give each CTA all four boxes
+#     once, and each full barrier the 48 KiB its producer expects;
 #  3. the ring protocol, simulated with mbarrier semantics (arrival count,
-#     signed transaction count, phase) under random interleavings of both
-#     producers, 16 consumer warps, the copies landing late and the remote
-#     arrives in flight: no copy writes a stage that a warp of either CTA
-#     may still read, every warp reads the A and B of its own unit and
+#     signed transaction count, phase) under random interleavings of all
+#     producers, 8 consumer warps a CTA, the copies landing late and the
+#     remote arrives in flight: no copy writes a stage that a warp of any
+#     CTA may still read, every warp reads the A and B of its own unit and
 #     k-tile, nothing deadlocks; and the same simulation catches the
 #     mistakes it is there for (empty barriers counting local warps only;
-#     a full barrier expecting 32 KiB);
+#     a full barrier expecting only its own CTA's copies, 32 KiB with 2
+#     CTAs; with more than 2, also the 2-CTA multicast mask 0x3);
 #  4. the epilogue: the consumers' four-byte writes of a quarter land where
 #     the copy engine's 128-byte swizzle puts each element of a 64x64 box,
 #     cover the 8 KiB slot once, and each warp instruction hits 32 banks;
@@ -26,15 +28,22 @@
 #     rewritten before the store that read it has read it;
 #  5. shared memory: the layout fits 232448 bytes with every stage and
 #     slot 1024-aligned; setmaxnreg's 40 / 232 fill ptxas's 168.
-# The constants are the kernel's (W_*).
-#   python3 lab/bf16_06_cluster.py [seeds]   (default 300 protocol runs)
+# The constants are the kernel's (W_*). --cluster C (2 or 4, default 2)
+# and --group G (unit rows a group, default 8) model the kernel built with
+# W_CLUSTER C, W_GROUP G (lab 48: --cluster 4 --group 4).
+#   python3 lab/bf16_06_cluster.py [seeds] [--cluster C] [--group G]
+#   (default 300 protocol runs)
+import argparse
 import random
-import sys
 
 BM, BN, BK, STAGES, CLUSTER, GROUP = 128, 256, 64, 4, 2, 8
 A_BYTES, BOX_BYTES = BM * BK * 2, 64 * BK * 2
 STAGE = A_BYTES + 4 * BOX_BYTES
 EMPTY_ARRIVES = CLUSTER * 8
+BOXES = 4 // CLUSTER  # B's 64-column boxes each CTA loads and multicasts
+MASK = (1 << CLUSTER) - 1  # the multicast mask: every CTA of the cluster
+SMS = 132  # the H200's SMs: 132 // CLUSTER clusters when all fit
+INT32_MAX = 2**31 - 1
 C_SLOT = 8192
 SMEM_MAX = 232448
 
@@ -45,6 +54,15 @@ QUICK = [(96, 80, 112), (200, 136, 256), (33, 1, 517)]
 TILES = [(8, 8, 8), (128, 256, 64), (136, 264, 8), (384, 520, 72), (1000, 1032, 8192), (4104, 4112, 4096)]
 
 
+def configure(cluster, group):  # --cluster, --group: the kernel's W_CLUSTER, W_GROUP
+    global CLUSTER, GROUP, EMPTY_ARRIVES, BOXES, MASK
+    assert cluster in (2, 4) and group >= 1, (cluster, group)
+    CLUSTER, GROUP = cluster, group
+    EMPTY_ARRIVES = CLUSTER * 8
+    BOXES = 4 // CLUSTER
+    MASK = (1 << CLUSTER) - 1
+
+
 def cdiv(a, b):
     return (a + b - 1) // b
 
@@ -53,7 +71,7 @@ def unit_tile(u, units_m, tiles_n, rank):  # the kernel's unit_tile, C integer d
     per_group = GROUP * tiles_n
     first = u // per_group * GROUP
     rows = units_m - first if units_m - first < GROUP else GROUP
-    m0 = (2 * (first + u % per_group % rows) + rank) * BM
+    m0 = (CLUSTER * (first + u % per_group % rows) + rank) * BM
     n0 = u % per_group // rows * BN
     return m0, n0
 
@@ -61,14 +79,14 @@ def unit_tile(u, units_m, tiles_n, rank):  # the kernel's unit_tile, C integer d
 def walk(M, N, clusters):
     """Per cluster, per rank: the list of (m0, n0) the CTA takes."""
     tiles_m, tiles_n = cdiv(M, BM), cdiv(N, BN)
-    units_m = (tiles_m + 1) // 2
+    units_m = cdiv(tiles_m, CLUSTER)
     units = units_m * tiles_n
     return [[[unit_tile(u, units_m, tiles_n, r) for u in range(c, units, clusters)] for r in range(CLUSTER)]
             for c in range(clusters)]
 
 
 def launch_clusters(M, N, fit):  # the host: min(units, clusters that fit)
-    units = (cdiv(M, BM) + 1) // 2 * cdiv(N, BN)
+    units = cdiv(cdiv(M, BM), CLUSTER) * cdiv(N, BN)
     return min(units, fit)
 
 
@@ -77,22 +95,29 @@ def check_walk():
     for (M, N, K) in CANONICAL + EDGE + QUICK + TILES:
         if K > 8192:
             continue  # 02's path
-        for fit in (66, 64, 1, 2, 3, 7, 65, 132):
+        fits = [66, 64, 1, 2, 3, 7, 65, 132]
+        fits += [f for f in (SMS // CLUSTER, SMS // CLUSTER - 1) if f not in fits]
+        for fit in fits:
             clusters = launch_clusters(M, N, fit)
             tiles_m, tiles_n = cdiv(M, BM), cdiv(N, BN)
+            units_m = cdiv(tiles_m, CLUSTER)
             seen = {}
             w = walk(M, N, clusters)
             for c, ranks in enumerate(w):
-                assert len(ranks[0]) == len(ranks[1]), "ranks walk different unit counts"
+                for r in range(1, CLUSTER):
+                    assert len(ranks[r]) == len(ranks[0]), "ranks walk different unit counts"
                 assert len(ranks[0]) > 0, "an idle cluster (the grid is min(units, fit))"
-                for (a, b) in zip(ranks[0], ranks[1]):
-                    assert a[1] == b[1] and b[0] == a[0] + BM, (a, b)
+                for tl in zip(*ranks):  # one unit, rank by rank
+                    for r, b in enumerate(tl):
+                        assert b[1] == tl[0][1] and b[0] == tl[0][0] + r * BM, tl
                 for r, tl in enumerate(ranks):
                     for (m0, n0) in tl:
-                        assert m0 + BM + BM <= 2**31 - 1 and n0 + BN <= 2**31 - 1
+                        assert m0 + CLUSTER * BM <= INT32_MAX and n0 + BN <= INT32_MAX
                         assert 0 <= n0 < N and m0 % BM == 0 and n0 % BN == 0
-                        if m0 >= M:  # dead: rank 1 of the last pair row, tiles_m odd
-                            assert r == 1 and tiles_m % 2 == 1 and m0 == tiles_m * BM, (M, N, m0, r)
+                        if m0 >= M:  # dead: the highest ranks of the last unit row, tiles_m % CLUSTER != 0
+                            live = tiles_m % CLUSTER
+                            assert live != 0 and r >= live and m0 // (CLUSTER * BM) == units_m - 1, (M, N, m0, r)
+                            assert m0 == (tiles_m - live + r) * BM, (M, N, m0, r)
                             continue
                         key = (m0 // BM, n0 // BN)
                         assert key not in seen, ("tile twice", M, N, key)
@@ -100,11 +125,41 @@ def check_walk():
             assert len(seen) == tiles_m * tiles_n, ("tiles missed", M, N, fit)
             n += 1
     # the grouped order: at 4096^3 the 66 clusters of the first round take
-    # 8 pair rows (2048 rows of A) x 8-9 tile columns of B
-    first = [w[0][0] for w in walk(4096, 4096, 66)]
+    # 8 pair rows (2048 rows of A) x 8-9 tile columns of B; in general the
+    # SMS // CLUSTER clusters of one round, if one group holds them, take
+    # min(GROUP, units_m) unit rows x cdiv(clusters, those) tile columns
+    clusters = launch_clusters(4096, 4096, SMS // CLUSTER)
+    first = [w[0][0] for w in walk(4096, 4096, clusters)]
     rows = {m0 for m0, _ in first}
     cols = {n0 for _, n0 in first}
-    assert len(rows) == 8 and len(cols) == 9, (len(rows), len(cols))
+    if (CLUSTER, GROUP) == (2, 8):
+        assert len(rows) == 8 and len(cols) == 9, (len(rows), len(cols))
+    else:
+        units_m, tiles_n = cdiv(cdiv(4096, BM), CLUSTER), cdiv(4096, BN)
+        urows = min(GROUP, units_m)
+        if clusters <= GROUP * tiles_n:
+            assert len(rows) == urows and len(cols) == cdiv(clusters, urows), (len(rows), len(cols))
+            print("  first round at 4096^3, %d clusters: %d unit rows (%d rows of A) x %d tile columns of B"
+                  " (clusters of 2, groups of 8: 8 pair rows, 2048 rows of A, x 9)"
+                  % (clusters, urows, urows * CLUSTER * BM, len(cols)))
+        else:
+            print("  first round at 4096^3: %d clusters span more than one group of %d unit rows; the 2-CTA, 8-row"
+                  " footprint check (8 pair rows x 9 columns) skipped" % (clusters, GROUP))
+    # the host's bound (M <= INT32_MAX - CLUSTER * BM) keeps every tile's
+    # origin and last row an int, dead tiles included, at the largest M
+    for M in (INT32_MAX - CLUSTER * BM - d for d in (0, 1, 127, 128, 129, 255, 1000)):
+        for N in (1, 256, 257, 4096):
+            tiles_m, tiles_n = cdiv(M, BM), cdiv(N, BN)
+            units_m = cdiv(tiles_m, CLUSTER)
+            units = units_m * tiles_n
+            top = 0
+            last = range(max(0, units - 2 * GROUP * tiles_n), units)  # the last group whole
+            for u in list(range(min(units, GROUP * tiles_n))) + list(last):
+                for r in range(CLUSTER):
+                    m0, n0 = unit_tile(u, units_m, tiles_n, r)
+                    top = max(top, m0)
+                    assert 0 <= m0 and m0 + BM - 1 <= INT32_MAX, (M, N, u, r, m0)
+            assert top == (CLUSTER * units_m - 1) * BM, (M, N, top)
     return n
 
 
@@ -113,9 +168,9 @@ def check_b_split():
         got = {}
         bytes_in = A_BYTES  # its own A, not multicast
         for issuer in range(CLUSTER):
-            mask = 0x3
-            for j in range(2):
-                box = 2 * issuer + j
+            mask = MASK
+            for j in range(BOXES):
+                box = BOXES * issuer + j
                 if mask >> dst & 1:
                     got[box] = got.get(box, 0) + 1
                     bytes_in += BOX_BYTES
@@ -152,20 +207,21 @@ class Hazard(Exception):
     pass
 
 
-def simulate(seed, ktiles, units_per_cluster, empty_local_only=False, expect=STAGE):
+def simulate(seed, ktiles, units_per_cluster, empty_local_only=False, expect=STAGE, mask=None):
     rng = random.Random(seed)
+    mask = MASK if mask is None else mask
     full = [[Bar(1) for _ in range(STAGES)] for _ in range(CLUSTER)]
     empty = [[Bar(8 if empty_local_only else EMPTY_ARRIVES) for _ in range(STAGES)] for _ in range(CLUSTER)]
     data = [[{} for _ in range(STAGES)] for _ in range(CLUSTER)]
     readers = [[set() for _ in range(STAGES)] for _ in range(CLUSTER)]
-    units = [(u * 7 + 3, u * 5 + 1) for u in range(units_per_cluster)]  # (pair row, tile column) stand-ins
+    units = [(u * 7 + 3, u * 5 + 1) for u in range(units_per_cluster)]  # (unit row, tile column) stand-ins
     total = units_per_cluster * ktiles
     inflight = []  # copies issued, not landed: (dst, stage, part, tag, bytes)
     arrives = []  # remote arrives in flight: (cta, stage)
 
     def a_tag(x, it):
         u, t = divmod(it, ktiles)
-        return ("A", units[u][0] * 2 + x, t)
+        return ("A", units[u][0] * CLUSTER + x, t)
 
     def b_tag(it):
         u, t = divmod(it, ktiles)
@@ -182,9 +238,9 @@ def simulate(seed, ktiles, units_per_cluster, empty_local_only=False, expect=STA
             yield True
             issue(x, s, "A", a_tag(x, it), A_BYTES, [x])
             yield True
-            for j in range(2):
-                box = 2 * x + j
-                issue(x, s, "B%d" % box, b_tag(it), BOX_BYTES, list(range(CLUSTER)))
+            for j in range(BOXES):
+                box = BOXES * x + j
+                issue(x, s, "B%d" % box, b_tag(it), BOX_BYTES, [y for y in range(CLUSTER) if mask >> y & 1])
                 yield True
             it += 1
 
@@ -263,8 +319,12 @@ def check_protocol(seeds):
         simulate(seed, kt, up)
         runs += 1
     # the model's teeth: each mistake is caught on some interleaving
-    for name, kw in (("empty barriers counting local warps only", {"empty_local_only": True}),
-                     ("a full barrier expecting 32 KiB", {"expect": A_BYTES + 2 * BOX_BYTES})):
+    own = A_BYTES + BOXES * BOX_BYTES  # only the copies its own producer issues
+    mistakes = [("empty barriers counting local warps only", {"empty_local_only": True}),
+                ("a full barrier expecting %d KiB" % (own // 1024), {"expect": own})]
+    if CLUSTER > 2:
+        mistakes.append(("the 2-CTA multicast mask 0x3", {"mask": 0x3}))
+    for name, kw in mistakes:
         caught = 0
         for seed in range(200):
             try:
@@ -351,7 +411,17 @@ def check_smem():
 
 
 def main():
-    seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    ap = argparse.ArgumentParser(description="matmul bf16 06's cluster arithmetic and ring protocol on the CPU")
+    ap.add_argument("seeds", nargs="?", type=int, default=300, help="protocol runs (default 300)")
+    ap.add_argument("--cluster", type=int, choices=(2, 4), default=2, help="CTAs a cluster, W_CLUSTER (default 2)")
+    ap.add_argument("--group", type=int, default=8, help="unit rows a group, W_GROUP (default 8)")
+    args = ap.parse_args()
+    if args.group < 1:
+        ap.error("--group must be at least 1")
+    configure(args.cluster, args.group)
+    seeds = args.seeds
+    if (CLUSTER, GROUP) != (2, 8):
+        print("cluster %d, group %d" % (CLUSTER, GROUP))
     print("1. walk: %d (shape, clusters) cases, every tile once" % check_walk())
     check_b_split()
     print("2. B split: four boxes per CTA once, 48 KiB per stage")

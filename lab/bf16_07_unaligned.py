@@ -14,13 +14,14 @@
 #     eight tensor maps (base at the 16-byte boundary at or below row j's
 #     first element, dx[j], rows, columns K + dx[j], stride 16 K bytes) pass
 #     the copy engine's rules and read only bytes of A; the unit walk over
-#     8 U pair rows (06's unit_tile, then class_of) takes every 128-row
-#     block of every class once per tile column, a pair's two tiles of one
-#     class; at every k-tile t the A box (columns 64t, 16-byte aligned) and
-#     B's rows from 64t - dx[j] meet every (row, k) of the tile exactly once
-#     and every other product has a zero factor (B's rows before 0 or past
-#     K, A's columns past the view); the leading columns are earlier rows'
-#     elements of A (finite), never bytes outside A;
+#     8 U unit rows (06's unit_tile, then class_of) takes every 128-row
+#     block of every class once per tile column, a unit's CLUSTER tiles of
+#     one class 128 class rows apart; at every k-tile t the A box (columns
+#     64t, 16-byte aligned) and B's rows from 64t - dx[j] meet every (row,
+#     k) of the tile exactly once and every other product has a zero factor
+#     (B's rows before 0 or past K, A's columns past the view); the leading
+#     columns are earlier rows' elements of A (finite), never bytes outside
+#     A; the last unit's m0 and C row indices stay ints at the largest M;
 #  3. the staged C store: the consumer's four-byte writes of a quarter, the
 #     barrier, the read-back of slot row g, whose C row is the A row that
 #     shared row 64cw + g holds (8 (y + 64cw + g) + j for V == 2), and the
@@ -31,11 +32,17 @@
 #     read-back instruction touches 32 distinct banks; a store instruction
 #     covers at most 128 + 2 bytes of one row;
 #  4. the byte counts behind the header's prediction (4095^3).
-#   python3 lab/bf16_07_unaligned.py
+# --cluster C (2 or 4, default 2) and --group G (unit rows a group,
+# default 8) model the kernel built with W_CLUSTER C, W_GROUP G (lab 48:
+# --cluster 4 --group 4): units of C tiles, U = ceil(ceil(rows0 / 128) / C).
+#   python3 lab/bf16_07_unaligned.py [--cluster C] [--group G]
+import argparse
 import random
 
 W_BM, W_BN, W_BK = 128, 256, 64
 KCHUNK = 8192
+CLUSTER, GROUP = 2, 8  # W_CLUSTER (CTAs a cluster: tiles a unit), W_GROUP (unit rows a group)
+INT32_MAX = 2**31 - 1
 CANONICAL = [(4096, 4096, 4096), (8192, 8192, 8192), (4095, 4095, 4095), (8192, 1024, 8192)]
 EDGE = [(1, 1, 1), (1, 1, 1000003), (1, 4097, 257), (4099, 1, 263), (127, 129, 131), (17, 19, 1048573),
         (4095, 4097, 61), (1021, 1031, 1039)]
@@ -43,6 +50,12 @@ QUICK = [(96, 80, 112), (200, 136, 256), (33, 1, 517)]
 RUN = [(8, 8, 8), (128, 256, 64), (136, 264, 8), (384, 520, 72), (1000, 1032, 8192), (4104, 4112, 4096),
        (264, 1030, 136), (4097, 4095, 4095), (9, 7, 5), (130, 300, 65)]
 M32 = 0xFFFFFFFF
+
+
+def configure(cluster, group):  # --cluster, --group
+    global CLUSTER, GROUP
+    assert cluster in (2, 4) and group >= 1, (cluster, group)
+    CLUSTER, GROUP = cluster, group
 
 
 def cdiv(a, b):
@@ -160,23 +173,23 @@ def class_maps(A, M, K):  # the host's make_class_maps: (base, dx, rows, cols, s
         dx = (first - base) // 2
         maps.append((base, dx, (M - 1 - j) // 8 + 1, K + dx, 16 * K))
     rows0 = cdiv(M, 8)
-    U = (cdiv(rows0, W_BM) + 1) // 2
+    U = cdiv(cdiv(rows0, W_BM), CLUSTER)
     return maps, U
 
 
-def unit_tile(u, units_m, tiles_n, rank, group=8):  # 06's, unchanged
-    per_group = group * tiles_n
-    first = u // per_group * group
-    rows = units_m - first if units_m - first < group else group
-    m0 = (2 * (first + u % per_group % rows) + rank) * W_BM
+def unit_tile(u, units_m, tiles_n, rank):  # 06's, unchanged
+    per_group = GROUP * tiles_n
+    first = u // per_group * GROUP
+    rows = units_m - first if units_m - first < GROUP else GROUP
+    m0 = (CLUSTER * (first + u % per_group % rows) + rank) * W_BM
     n0 = u % per_group // rows * W_BN
     return m0, n0
 
 
 def class_of(m0, U):  # the kernel's class_of: (class row y, class j)
-    P = m0 // (2 * W_BM)
+    P = m0 // (CLUSTER * W_BM)
     j = P // U
-    y = m0 - 2 * W_BM * P + 2 * W_BM * (P - j * U)
+    y = m0 - CLUSTER * W_BM * P + CLUSTER * W_BM * (P - j * U)
     return y, j
 
 
@@ -208,17 +221,18 @@ def check_classes():
             last = base + (rows - 1) * stride + 2 * (cols - 1)
             assert lo_a <= base and last + 2 <= hi_a, "view past A"
         # the walk: every 128-row block of every class once per tile column;
-        # a pair's two tiles of one class, 128 class rows apart
+        # a unit's CLUSTER tiles of one class, 128 class rows apart
         tiles_n = cdiv(N, W_BN)
         units_m = 8 * U
         seen = set()
         for u in range(units_m * tiles_n):
-            t0 = unit_tile(u, units_m, tiles_n, 0)
-            t1 = unit_tile(u, units_m, tiles_n, 1)
-            assert t0[1] == t1[1]
-            (y0, j0), (y1, j1) = class_of(t0[0], U), class_of(t1[0], U)
-            assert j0 == j1 and y1 == y0 + W_BM and 0 <= j0 < 8  # one class: one dx, one k-tile count
-            for (y, j, n0) in ((y0, j0, t0[1]), (y1, j1, t1[1])):
+            ts = [unit_tile(u, units_m, tiles_n, r) for r in range(CLUSTER)]
+            cs = [class_of(t[0], U) for t in ts]
+            (y0, j0) = cs[0]
+            assert 0 <= j0 < 8
+            for r in range(CLUSTER):  # one class: one dx, one k-tile count
+                assert ts[r][1] == ts[0][1] and cs[r] == (y0 + r * W_BM, j0), (u, r, ts, cs)
+            for (y, j, n0) in ((cs[r][0], cs[r][1], ts[r][1]) for r in range(CLUSTER)):
                 rows = maps[j][2]
                 if y >= rows:
                     assert 8 * y + j >= M  # a dead tile: no C row
@@ -236,7 +250,7 @@ def check_classes():
             base, dx, rows, cols, stride = maps[j]
             kt = cdiv(K + dx, W_BK)
             assert W_BK * kt - dx >= K
-            ys = range(0, 2 * U * W_BM, W_BM)
+            ys = range(0, CLUSTER * U * W_BM, W_BM)
             for y in (list(ys)[:2] + list(ys)[-2:]) if big else ys:
                 ts = range(kt)
                 if big:
@@ -259,8 +273,8 @@ def check_classes():
                                 r, kk = divmod(e, K)
                                 if k >= 0:
                                     assert (r, kk) == (8 * vy + j, k), (M, K, j, y, t, srow, c)
-                                    if y < 2 * U * W_BM:
-                                        m0 = (2 * (j * U + y // (2 * W_BM)) + y // W_BM % 2) * W_BM
+                                    if y < CLUSTER * U * W_BM:
+                                        m0 = (CLUSTER * (j * U + y // (CLUSTER * W_BM)) + y // W_BM % CLUSTER) * W_BM
                                         assert class_of(m0, U) == (y, j) and smem_row_a(2, m0, srow, U) == r
                                 else:  # earlier rows' last elements (finite data of A), times zeros
                                     assert r < 8 * vy + j and b_zero
@@ -272,6 +286,17 @@ def check_classes():
                     want = {(8 * vy + j, k) for vy in range(y, min(y + W_BM, rows)) for k in range(K)}
                     assert set(met) == want, (M, K, j, y)
                 n += 1
+    # the host's bound M <= INT32_MAX - CLUSTER * BM: the walk's last unit
+    # (its m0 the largest, (8 U CLUSTER - 1) BM) and the C row index the
+    # epilogue forms before its r < M test (8 (y + 127) + j) stay ints
+    for M in (INT32_MAX - CLUSTER * W_BM - d for d in (0, 1, 7, 8, 1023, 1024, 4096)):
+        for tiles_n in (1, 3):
+            _, U = class_maps(0x100000, M, 1)
+            units_m = 8 * U
+            m0s = [unit_tile(units_m * tiles_n - 1, units_m, tiles_n, r)[0] for r in range(CLUSTER)]
+            assert m0s[-1] == (CLUSTER * units_m - 1) * W_BM <= INT32_MAX, (M, m0s)
+            for m0 in m0s:
+                assert class_of(m0, U)[1] == 7 and crow(2, m0, 1, 63, U) <= INT32_MAX, (M, m0)
     return n
 
 
@@ -368,19 +393,20 @@ def check_epilogue():
         for V in (1, 2):
             if V == 1:
                 U = 0
-                # the edges (last row and column of tiles, the dead rank-1 tile
-                # of an odd tiles_m) and the first
-                tiles = [(m0, None) for m0 in sorted({0, (tiles_m - 1) * W_BM, tiles_m * W_BM if tiles_m % 2 else 0})]
+                # the edges (last row and column of tiles, the dead tiles of
+                # the last unit row: ranks tiles_m % CLUSTER and up) and the first
+                dead = range(tiles_m, cdiv(tiles_m, CLUSTER) * CLUSTER)
+                tiles = [(m0, None) for m0 in sorted({0, (tiles_m - 1) * W_BM} | {t * W_BM for t in dead})]
             else:
                 if M < 8 * W_BM:
                     continue
-                U = (cdiv(cdiv(M, 8), W_BM) + 1) // 2
-                # per class: its first pair and its last (dead tiles included)
+                U = cdiv(cdiv(cdiv(M, 8), W_BM), CLUSTER)
+                # per class: its first unit and its last (dead tiles included)
                 tiles = []
                 for j in range(8):
                     for p in (0, U - 1):
-                        for rank in range(2):
-                            tiles.append(((2 * (j * U + p) + rank) * W_BM, None))
+                        for rank in range(CLUSTER):
+                            tiles.append(((CLUSTER * (j * U + p) + rank) * W_BM, None))
             for off in (0, 2, 4, 6, 8, 14):
                 C = 0x200000 + off
                 for (m0, _) in tiles:
@@ -419,6 +445,15 @@ def bytes_4095():
 
 
 def main():
+    ap = argparse.ArgumentParser(description="matmul bf16 07's index arithmetic on the CPU")
+    ap.add_argument("--cluster", type=int, choices=(2, 4), default=2, help="CTAs a cluster, W_CLUSTER (default 2)")
+    ap.add_argument("--group", type=int, default=8, help="unit rows a group, W_GROUP (default 8)")
+    args = ap.parse_args()
+    if args.group < 1:
+        ap.error("--group must be at least 1")
+    configure(args.cluster, args.group)
+    if (CLUSTER, GROUP) != (2, 8):
+        print("cluster %d, group %d" % (CLUSTER, GROUP))
     rng = random.Random(7)
     print("1. pad_rows: %d (rows, cols, offset) cases, every chunk once, realigned, zero-padded" % check_pad(rng))
     print("2. row classes: %d (shape, offset, tile) cases, every A element where wgmma reads it" % check_classes())

@@ -1460,3 +1460,32 @@ variant(f"{MM}/bf16-12-desc-adds.cu", f"{MM}/bf16-47-lab-pdl.cu",
           "        attr[1].val.programmaticStreamSerializationAllowed = 1;\n"
           "        cfg.numAttrs = 2;\n    }\n"
           "    if (!rc) {\n        const int m = (int)M,", 1)))
+# matmul bf16 48: 12 with clusters of 4 CTAs down a tile column instead of
+# 2. The four share one B tile: each loads one of its four 64-column boxes
+# and multicasts it to all four, so a CTA pulls 16 KiB of A and 8 KiB of B
+# from L2 a k-tile where 12 pulls 16 + 16 (06's step to clusters of 2 took
+# 48 KiB to 32 and 8.8% off 4096^3, results/2026-12-03-h200-b71fc3b). A
+# unit is four adjacent tiles (four of one row class where A's rows are
+# not aligned); 4 units a group keep 12's 2048 rows of C a group. Both 12
+# and cuBLAS run at the board's power limit (results/2026-12-04-h200-f4288f0):
+# less L2 traffic is less energy a FLOP. Against it: clusters of 4 may not
+# fill all 132 SMs (the occupancy query says how many fit), and the
+# slowest of four CTAs holds the ring. lab/bf16_06_cluster.py and
+# lab/bf16_07_unaligned.py check the walk, the split, the ring and the
+# class arithmetic with --cluster 4 --group 4.
+variant(f"{MM}/bf16-12-desc-adds.cu", f"{MM}/bf16-48-lab-cluster4.cu",
+        "LAB 48-lab-cluster4: 12 with clusters of 4 CTAs down a tile column, each loading one B box for all four.",
+        (("#define W_CLUSTER 2\n", "#define W_CLUSTER 4\n", 1),
+         ("#define W_GROUP 8 ", "#define W_GROUP 4 ", 1),
+         ("    m0 = (2 * (first + u % per_group % rows) + (int)rank) * W_BM;\n",
+          "    m0 = (W_CLUSTER * (first + u % per_group % rows) + (int)rank) * W_BM;\n", 1),
+         ("    const int P = m0 / (2 * W_BM);\n", "    const int P = m0 / (W_CLUSTER * W_BM);\n", 1),
+         ("    y = m0 - 2 * W_BM * P + 2 * W_BM * (P - j * cls.U);\n",
+          "    y = m0 - W_CLUSTER * W_BM * P + W_CLUSTER * W_BM * (P - j * cls.U);\n", 1),
+         ("for (int j = 0; j < 2; j++) {\n                        const int box = 2 * (int)cluster_reg(0) + j;\n",
+          "for (int j = 0; j < 4 / W_CLUSTER; j++) {\n                        const int box = 4 / W_CLUSTER * (int)cluster_reg(0) + j;\n", 2),
+         ("bar, (uint16_t)0x3);\n", "bar, (uint16_t)((1u << W_CLUSTER) - 1));\n", 2),
+         ("    cls->U = (int)(((rows0 + W_BM - 1) / W_BM + 1) / 2);\n",
+          "    cls->U = (int)(((rows0 + W_BM - 1) / W_BM + W_CLUSTER - 1) / W_CLUSTER);\n", 1),
+         ("    if (M > INT32_MAX - 2 * W_BM) return 2;", "    if (M > INT32_MAX - W_CLUSTER * W_BM) return 2;", 1),
+         ("((M + W_BM - 1) / W_BM + 1) / 2;\n", "((M + W_BM - 1) / W_BM + W_CLUSTER - 1) / W_CLUSTER;\n", 1)))
