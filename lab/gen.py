@@ -1463,12 +1463,15 @@ variant(f"{MM}/bf16-12-desc-adds.cu", f"{MM}/bf16-47-lab-pdl.cu",
 # matmul bf16 48: 12 with clusters of 4 CTAs down a tile column instead of
 # 2. The four share one B tile: each loads one of its four 64-column boxes
 # and multicasts it to all four, so a CTA pulls 16 KiB of A and 8 KiB of B
-# from L2 a k-tile where 12 pulls 16 + 16 (06's step to clusters of 2 took
-# 48 KiB to 32 and 8.8% off 4096^3, results/2026-12-03-h200-b71fc3b). A
+# from L2 a k-tile where 12 pulls 16 + 16 (06, clusters of 2 taking 48 KiB
+# to 32 and C stored by bulk tensor copies, was 8.8% faster than 04 at
+# 4096^3, results/2026-12-03-h200-b71fc3b). A
 # unit is four adjacent tiles (four of one row class where A's rows are
-# not aligned); 4 units a group keep 12's 2048 rows of C a group. Both 12
-# and cuBLAS run at the board's power limit (results/2026-12-04-h200-f4288f0):
-# less L2 traffic is less energy a FLOP. Against it: clusters of 4 may not
+# not aligned); 4 units a group keep 12's 2048 rows of C a group ("pair"
+# in the generated file's comments: a unit of W_CLUSTER tiles). Run back
+# to back, 12 and cuBLAS sit at the board's power limit
+# (results/2026-12-04-h200-f4288f0): less L2 traffic is less energy a
+# FLOP. Against it: clusters of 4 may not
 # fill all 132 SMs (the occupancy query says how many fit), and the
 # slowest of four CTAs holds the ring. lab/bf16_06_cluster.py and
 # lab/bf16_07_unaligned.py check the walk, the split, the ring and the
