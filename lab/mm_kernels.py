@@ -26,6 +26,24 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
 import torch_vs  # noqa: E402  (build command, entry loading)
 
 
+def matmul_entry(path, build_dir, dtype):
+    """A kernel file built as kproof builds it (torch_vs.build_cmd) into
+    build_dir and its kp_matmul_<dtype> entry loaded with ctypes; None
+    (after printing the compiler's tail) where it does not build."""
+    import ctypes
+    import subprocess
+    os.makedirs(build_dir, exist_ok=True)
+    so = os.path.join(build_dir, "lib" + os.path.basename(path)[:-3] + ".so")
+    r = subprocess.run(torch_vs.build_cmd(path, so), capture_output=True, text=True)
+    if r.returncode:
+        print("%s: build failed\n%s" % (path, r.stdout[-2000:] + r.stderr[-2000:]))
+        return None
+    f = getattr(ctypes.CDLL(so), "kp_matmul_" + dtype)
+    f.restype = ctypes.c_int
+    f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 3 + [ctypes.c_void_p]
+    return f
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shape", default="4095x4095x4095", help="MxNxK")
@@ -42,8 +60,6 @@ def main():
     if bad:
         ap.error("unknown mode(s) %s (eager, compile, max-autotune)" % ",".join(bad))
 
-    import ctypes
-    import subprocess
     import torch
     from torch.profiler import ProfilerActivity, profile
     import torch_baselines as tb
@@ -58,16 +74,9 @@ def main():
 
     contenders = []
     for path in a.kernel:
-        so = os.path.join(a.build_dir, "lib" + os.path.basename(path)[:-3] + ".so")
-        cmd = torch_vs.build_cmd(path, so)
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode:
-            print("%s: build failed\n%s" % (path, r.stdout[-2000:] + r.stderr[-2000:]))
+        f = matmul_entry(path, a.build_dir, a.dtype)
+        if f is None:
             continue
-        lib = ctypes.CDLL(so)
-        f = getattr(lib, "kp_matmul_" + a.dtype)
-        f.restype = ctypes.c_int
-        f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 3 + [ctypes.c_void_p]
 
         def call(f=f):
             rc = f(A.data_ptr(), B.data_ptr(), C.data_ptr(), m, n, k, torch.cuda.current_stream().cuda_stream)

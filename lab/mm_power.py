@@ -13,18 +13,15 @@ samples (the ramp, or the previous contender) is left out.
         [--seconds 4] [--build-dir DIR]
 """
 import argparse
-import ctypes
 import os
 import statistics
 import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import torch_vs  # noqa: E402  (build command)
+import mm_kernels  # noqa: E402  (a kernel file's entry, built as kproof builds it)
 
 FIELDS = "uuid,clocks.sm,power.draw,power.limit,temperature.gpu"
 
@@ -50,14 +47,9 @@ def main():
 
     contenders = []
     for path in a.kernel:
-        so = os.path.join(a.build_dir, "lib" + os.path.basename(path)[:-3] + ".so")
-        r = subprocess.run(torch_vs.build_cmd(path, so), capture_output=True, text=True)
-        if r.returncode:
-            print("%s: build failed\n%s" % (path, r.stdout[-2000:] + r.stderr[-2000:]))
+        f = mm_kernels.matmul_entry(path, a.build_dir, "bf16")
+        if f is None:
             continue
-        f = getattr(ctypes.CDLL(so), "kp_matmul_bf16")
-        f.restype = ctypes.c_int
-        f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 3 + [ctypes.c_void_p]
 
         def call(f=f):
             if f(A.data_ptr(), B.data_ptr(), C.data_ptr(), m, n, k, torch.cuda.current_stream().cuda_stream):
