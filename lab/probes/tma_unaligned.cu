@@ -1,16 +1,21 @@
 // Probe: does the copy engine take a 2-D tile box whose first column is
 // not on a 16-byte boundary (x = 1, 3, 5, 7 bf16 elements), for loads and
-// for stores, with the 128-byte swizzle? The first fault ends the process
-// (a CUDA context does not survive it), so the cases after it do not run. The map itself keeps the rules
+// for stores, with the 128-byte swizzle or none? A fault ends the process
+// (a CUDA context does not survive it), so each case may run in a process
+// of its own: `tma_probe MODE SWIZZLE X` (MODE load or store, SWIZZLE 128
+// or none) runs one; no arguments runs them all, 128-byte swizzle first,
+// until the first fault. The map itself keeps the rules
 // (base 16-byte aligned, row stride a multiple of 16). A store must write
 // exactly the box's elements (its neighbours keep their sentinel), a load
 // must read exactly them. Prints one line a case and "ALL OK" or "FAILED".
 //   nvcc -O2 -std=c++17 -arch=sm_90a lab/probes/tma_unaligned.cu -o /tmp/tma_probe && /tmp/tma_probe
+//   for m in load store; do for w in 128 none; do for x in 0 1 8; do /tmp/tma_probe $m $w $x; done; done; done
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <vector>
@@ -22,13 +27,13 @@ static __device__ __forceinline__ uint32_t sa(const void *p) { return (uint32_t)
 // One block of 32 threads. Load: the box at (x, y) into shared memory,
 // then out to dst as a dense BOXR x BOXC array (un-swizzled by hand).
 // Store: a dense src array swizzled into shared memory, then stored at (x, y).
-__global__ void probe(const __grid_constant__ CUtensorMap map, int x, int y, int store, const uint16_t *src,
+__global__ void probe(const __grid_constant__ CUtensorMap map, int x, int y, int store, int swz, const uint16_t *src,
                       uint16_t *dst) {
     __shared__ alignas(1024) uint16_t tile[BOXR * BOXC];
     __shared__ alignas(8) uint64_t bar;
     const int t = threadIdx.x;
-    // 128-byte swizzle: row r (128 bytes) at 128 r, its 16-byte chunk c at c ^ (r % 8).
-    auto at = [](int r, int c) { return r * BOXC + ((((c / 8) ^ (r % 8)) * 8) + c % 8); };
+    // 128-byte swizzle: row r (128 bytes) at 128 r, its 16-byte chunk c at c ^ (r % 8); none: plain rows.
+    auto at = [swz](int r, int c) { return swz ? r * BOXC + ((((c / 8) ^ (r % 8)) * 8) + c % 8) : r * BOXC + c; };
     if (store) {
         for (int i = t; i < BOXR * BOXC; i += 32) tile[at(i / BOXC, i % BOXC)] = src[i];
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -62,7 +67,12 @@ __global__ void probe(const __grid_constant__ CUtensorMap map, int x, int y, int
     for (int i = t; i < BOXR * BOXC; i += 32) dst[i] = tile[at(i / BOXC, i % BOXC)];
 }
 
-int main() {
+int main(int argc, char **argv) {
+    // argv: MODE SWIZZLE X, one case; none: every case (128-byte swizzle, then none).
+    if (argc != 1 && argc != 4) {
+        fprintf(stderr, "usage: tma_probe [load|store 128|none X]\n");
+        return 2;
+    }
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult q;
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
@@ -75,31 +85,42 @@ int main() {
     cudaMalloc(&g, ROWS * COLS * 2);
     cudaMalloc(&src, BOXR * BOXC * 2);
     cudaMalloc(&dst, BOXR * BOXC * 2);
-    CUtensorMap map;
+    CUtensorMap maps[2]; // [0] no swizzle, [1] 128-byte swizzle
     const cuuint64_t dims[2] = {COLS, ROWS};
     const cuuint64_t strides[1] = {COLS * 2};
     const cuuint32_t box[2] = {BOXC, BOXR}, estr[2] = {1, 1};
-    if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, g, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
-        printf("encode failed\nFAILED\n");
-        return 1;
-    }
+    for (int w = 0; w < 2; w++)
+        if (encode(&maps[w], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, g, dims, strides, box, estr,
+                   CU_TENSOR_MAP_INTERLEAVE_NONE, w ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+            printf("encode failed\nFAILED\n");
+            return 1;
+        }
     std::vector<uint16_t> host(ROWS * COLS), box_h(BOXR * BOXC), got(BOXR * BOXC);
     int bad_total = 0;
-    const int xs[] = {0, 1, 3, 5, 7, 8, 65, 130};
-    for (int store = 0; store < 2; store++) {
-        for (int x : xs) {
+    struct Case { int store, swz, x; };
+    std::vector<Case> cases;
+    if (argc == 4) {
+        cases.push_back({strcmp(argv[1], "store") == 0, strcmp(argv[2], "none") != 0, atoi(argv[3])});
+    } else {
+        for (int swz = 1; swz >= 0; swz--)
+            for (int store = 0; store < 2; store++)
+                for (int x : {0, 1, 3, 5, 7, 8, 65, 130}) cases.push_back({store, swz, x});
+    }
+    for (const Case &cs : cases) {
+        const int store = cs.store, swz = cs.swz, x = cs.x;
+        {
             const int y = 3;
             for (int i = 0; i < ROWS * COLS; i++) host[i] = (uint16_t)(i * 7 + 1);
             for (int i = 0; i < BOXR * BOXC; i++) box_h[i] = (uint16_t)(0x8000 | i);
             cudaMemcpy(g, host.data(), host.size() * 2, cudaMemcpyHostToDevice);
             cudaMemcpy(src, box_h.data(), box_h.size() * 2, cudaMemcpyHostToDevice);
             cudaMemset(dst, 0, BOXR * BOXC * 2);
-            probe<<<1, 32>>>(map, x, y, store, src, dst);
+            probe<<<1, 32>>>(maps[swz], x, y, store, swz, src, dst);
             cudaError_t e = cudaDeviceSynchronize();
             if (e != cudaSuccess) {
-                printf("%s x=%d: %s\nFAILED\n", store ? "store" : "load", x, cudaGetErrorString(e));
+                printf("%s swizzle %s x=%d: %s\nFAILED\n", store ? "store" : "load", swz ? "128" : "none", x,
+                       cudaGetErrorString(e));
                 return 1;
             }
             int bad = 0;
@@ -117,7 +138,8 @@ int main() {
                 for (int r = 0; r < BOXR; r++)
                     for (int c = 0; c < BOXC; c++) bad += got[r * BOXC + c] != host[(y + r) * COLS + x + c];
             }
-            printf("%s x=%d y=%d: %d elements wrong\n", store ? "store" : "load", x, y, bad);
+            printf("%s swizzle %s x=%d y=%d: %d elements wrong\n", store ? "store" : "load", swz ? "128" : "none", x, y,
+                   bad);
             bad_total += bad;
         }
     }
