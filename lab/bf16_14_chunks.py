@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""matmul bf16 14's chunk store of C on the CPU (standard library only).
+
+The kernel's epilogue for a row-class tile (V == 2), transcribed: each
+consumer warpgroup's 64 rows of the tile go through two 8 KiB slots a
+quarter (64 columns) at a time in the 128-byte swizzle; each warp writes
+its fragments (slot rows 16w..16w + 15), passes a warp barrier, and stores
+those same rows as aligned 16-byte chunks of C (store_chunks: lane l,
+k = 0..3, slot row 16w + 4k + l / 8, chunk i = l % 8, tile columns
+64q - dx + 8i ..+7 from slot chunks i - 1 and i, chunk 7 of the other slot
+for i = 0), then the partial chunks at either end of each row an element
+at a time (store_edges, quarters 0 and 3), then another warp barrier.
+
+Checked for the shapes below with their row-class tiles at every edge
+(first and last unit of every class, dead tiles included, the first and
+last tile column) and C at 16-byte boundaries plus 0, 1, ..., 7 elements:
+  - every element of C in the tile's rows (r < M) and columns (c < N)
+    written exactly once, with the value its accumulator holds, and
+    nothing else written;
+  - every 16-byte store 16-byte aligned and wholly inside C's row;
+  - every slot read reads what this warp wrote in this quarter (current
+    slot) or the last one (the other slot's chunk 7), never another warp's
+    rows, so warp barriers are enough;
+  - each 16-byte shared read instruction (fixed k, 32 lanes) touches four
+    rows and, in each, eight different 16-byte bank groups: four
+    wavefronts;
+  - dx is the same for every row of a tile (C rows 16 N bytes apart).
+Exits 1 on the first mismatch; --mutate shifts the chunk reads by one
+element where dx > 0, which must fail.
+    python3 lab/bf16_14_chunks.py [--mutate]
+"""
+import sys
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import bf16_07_unaligned as m07  # noqa: E402  (class_of, smem_row_a, crow, slot_write_addr, funnelshift_r)
+
+W_BM, W_BN, W_C_SLOT = 128, 256, 8192
+
+
+MUTATE = False  # --mutate: the chunk reads one element off, which the checks must catch
+
+
+def store_chunks(DX, slots, cw, cur, prv, g0, lane, q, p, rstep, r0, M, lim, out, value_of, reads):
+    """One lane's store_chunks<DX>: slots[(cw, s)][byte] = (quarter, word)."""
+    i = lane & 7
+    c = 64 * q - DX + 8 * i
+    if (DX > 0 and q == 0 and i == 0) or c >= lim:
+        return
+    if MUTATE and DX > 0:
+        DX -= 1
+    for k in range(4):
+        gr = 4 * k + (lane >> 3)
+        if r0 + 8 * gr >= M:
+            continue
+        g = g0 + gr
+        sw, row = g & 7, g * 128
+        x = [None] * 8
+        a_hi = row + ((i ^ sw) << 4)
+        reads.append((k, lane, cur, a_hi, g))
+        for t in range(4):
+            qq, w = slots[(cw, cur)][a_hi + 4 * t]
+            assert qq == q, ("stale slot read", q, qq)
+            x[4 + t] = w
+        if DX > 0:
+            if i:
+                a_lo, s_lo, want_q = row + (((i - 1) ^ sw) << 4), cur, q
+            else:
+                a_lo, s_lo, want_q = row + ((7 ^ sw) << 4), prv, q - 1
+            reads.append((k, lane, s_lo, a_lo, g))
+            for t in range(4):
+                qq, w = slots[(cw, s_lo)][a_lo + 4 * t]
+                assert qq == want_q, ("stale slot read", q, qq, want_q)
+                x[t] = w
+        w = []
+        for mm in range(4):
+            if DX % 2 == 0:
+                w.append(x[(8 - DX) // 2 + mm])
+            else:
+                w.append(m07.funnelshift_r(x[(7 - DX) // 2 + mm], x[(7 - DX) // 2 + mm + 1], 16))
+        dst = p + gr * rstep + c  # element index
+        if c + 8 <= lim:
+            assert (2 * dst) % 16 == 0, ("16-byte store off a boundary", dst)
+            elems = range(8)
+        else:
+            elems = [e for e in range(8) if c + e < lim]
+        for e in elems:
+            out_put(out, dst + e, (w[e // 2] >> (16 * (e % 2))) & 0xFFFF, value_of)
+
+
+def store_edges(slots, cw, cur, q, g0, lane, last, dx, p, rstep, r0, M, lim, out, value_of):
+    gr = lane >> 1
+    if r0 + 8 * gr >= M:
+        return
+    g = g0 + gr
+    row = g * 128 + (((7 if last else 0) ^ (g & 7)) << 4)
+    dst = p + gr * rstep
+    for t in range(4):
+        e = 4 * (lane & 1) + t
+        c = 248 + e if last else e
+        if (e >= 8 - dx if last else e < 8 - dx) and c < lim:
+            a = row + 2 * e
+            qq, w = slots[(cw, cur)][a & ~3]
+            assert qq == q, ("stale edge read", q, qq)
+            out_put(out, dst + c, (w >> (16 * ((a >> 1) & 1))) & 0xFFFF, value_of)
+
+
+def out_put(out, elem, v, value_of):
+    assert elem in value_of, ("store outside the tile's elements of C", elem)
+    assert elem not in out, ("element written twice", elem)
+    out[elem] = v
+
+
+slots_ = {}  # (consumer, slot) -> {byte: (quarter written, word)}
+
+
+def tile(M, N, Cbase, m0, n0, U, value):
+    """Both consumer warpgroups of the tile at (m0, n0); returns (out, want)."""
+    C = Cbase // 2  # element index of C[0][0]
+    y, j = m07.class_of(m0, U)
+    value_of = {}
+    for cw in range(2):
+        for g in range(64):
+            r = m07.crow(2, m0, cw, g, U)
+            if r < M:
+                for c in range(n0, min(n0 + W_BN, N)):
+                    value_of[C + r * N + c] = value(r, c)
+    out = {}
+    lim = N - n0
+    rstep = 8 * N
+    for cw in range(2):
+        for warp in range(4):
+            r0 = 8 * (y + cw * 64 + warp * 16) + j
+            p = C + r0 * N + n0
+            dx = p & 7  # ((uintptr_t)p >> 1) & 7 with p an element pointer
+            for gr in range(16):
+                assert (C + (r0 + 8 * gr) * N + n0) & 7 == dx, "dx differs between a tile's rows"
+            g0 = warp * 16
+            for q in range(4):
+                cur, prv = q & 1, (~q) & 1
+                # the warp's fragment writes of quarter q
+                for lane in range(32):
+                    for jj in range(8):
+                        for h in range(2):
+                            addr, r, c = m07.slot_write_addr(warp, lane, jj, h)
+                            assert g0 <= r < g0 + 16, "a fragment outside the warp's rows"
+                            arow = m07.smem_row_a(2, m0, 64 * cw + r, U)
+                            col = n0 + 64 * q + c
+                            v0 = value(arow, col)
+                            v1 = value(arow, col + 1)
+                            slots_.setdefault((cw, cur), {})[addr] = (q, v0 | (v1 << 16))
+                reads = []
+                for lane in range(32):
+                    store_chunks(dx, slots_, cw, cur, prv, g0, lane, q, p, rstep, r0, M, lim, out, value_of,
+                                 reads)
+                for (_, _, _, _, g) in reads:
+                    assert g0 <= g < g0 + 16, "a read of another warp's rows"
+                check_banks(reads, dx, q)
+                if dx > 0 and q in (0, 3):
+                    for lane in range(32):
+                        store_edges(slots_, cw, cur, q, g0, lane, q == 3, dx, p, rstep, r0, M, lim, out, value_of)
+    return out, value_of
+
+
+def check_banks(reads, dx, q):
+    """The two 16-byte read instructions of each k: per row, the lanes' chunks
+    fall in distinct bank groups (byte address / 16 mod 8)."""
+    per = {}
+    for (kk, lane, s, a, g) in reads:
+        per.setdefault((kk, lane), []).append((s, a, g))
+    for k in range(4):
+        for which in (0, 1):
+            groups = {}
+            for lane in range(32):
+                lst = per.get((k, lane), [])
+                if len(lst) > which:
+                    s, a, g = lst[which]
+                    byte = s * W_C_SLOT + a
+                    groups.setdefault(g, []).append((byte // 16) % 8)
+            assert len(groups) <= 4, ("more than four rows in one read", k, which)
+            for g, gl in groups.items():
+                assert len(gl) == len(set(gl)), ("bank conflict", k, which, g, gl)
+
+
+def main():
+    global MUTATE
+    MUTATE = sys.argv[1:] == ["--mutate"]
+    value = lambda r, c: (r * 7919 + c * 104729 + 12345) & 0xFFFF  # noqa: E731
+    shapes = [(4095, 4095), (4095, 4096), (4096, 4095), (1024, 4095), (1031, 300), (2049, 520), (1100, 256),
+              (4097, 4097), (1024, 1), (1024, 7), (2048, 1030), (1030, 263)]
+    n = 0
+    for (M, N) in shapes:
+        if M < 8 * W_BM:
+            continue
+        U = m07.cdiv(m07.cdiv(m07.cdiv(M, 8), W_BM), m07.CLUSTER)
+        tiles_n = m07.cdiv(N, W_BN)
+        ns = sorted({0, (tiles_n - 1) * W_BN, min(1, tiles_n - 1) * W_BN})
+        tiles = []
+        for j in (0, 5, 7):  # dx runs over 0..7 with the C offsets; the last class has the fewest rows
+            for pr in sorted({0, U - 1}):
+                for rank in range(m07.CLUSTER):
+                    tiles.append((m07.CLUSTER * (j * U + pr) + rank) * W_BM)
+        for off in range(8):
+            Cbase = 0x200000 + 2 * off
+            for m0 in tiles:
+                for n0 in ns:
+                    slots_.clear()
+                    try:
+                        out, want = tile(M, N, Cbase, m0, n0, U, value)
+                    except AssertionError as e:
+                        print("FAIL", (M, N, off, m0, n0), e)
+                        return 1
+                    if set(out) != set(want):
+                        missing = sorted(set(want) - set(out))[:5]
+                        print("FAIL", (M, N, off, m0, n0), "missing", len(set(want) - set(out)), missing)
+                        return 1
+                    for e, v in out.items():
+                        if v != want[e]:
+                            print("FAIL value", (M, N, off, m0, n0, e))
+                            return 1
+                    n += 1
+    print("chunk store: %d (shape, C offset, tile) cases, every element of C once with its value" % n)
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
