@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""matmul bf16 14's chunk store of C on the CPU (standard library only).
+"""matmul bf16 14's chunk store of C, and 15's bulk row stores, on the CPU
+(standard library only).
 
 The kernel's epilogue for a row-class tile (V == 2), transcribed: each
 consumer warpgroup's 64 rows of the tile go through two 8 KiB slots a
@@ -25,9 +26,20 @@ last tile column) and C at 16-byte boundaries plus 0, 1, ..., 7 elements:
     rows and, in each, eight different 16-byte bank groups: four
     wavefronts;
   - dx is the same for every row of a tile (C rows 16 N bytes apart).
+15 (--bulk) keeps the staging and store_edges and replaces store_chunks
+with linear_chunks: for each k the lanes read as above (chunk 7 of the
+last quarter, already rewritten, from the carry: lane k of the row's eight
+took it from lane 7 by a shuffle a quarter ago and lends it back by
+another), a chunk cut by N's edge is stored an element at a time, and
+after a warp barrier each lane writes its chunk into the slot row at 16i;
+then lanes 0-15 copy row g0 + lane's whole chunks [i0, i1) to C (a bulk
+copy). Checked as well: every rewritten chunk is read back by the copy
+of its own quarter, every bulk copy is 16-byte aligned at both ends with
+a size a multiple of 16, and no read sees a rewritten chunk where it
+wants a staged one or the reverse.
 Exits 1 on the first mismatch; --mutate shifts the chunk reads by one
 element where dx > 0, which must fail.
-    python3 lab/bf16_14_chunks.py [--mutate]
+    python3 lab/bf16_14_chunks.py [--bulk] [--mutate]
 """
 import sys
 
@@ -37,6 +49,7 @@ import bf16_07_unaligned as m07  # noqa: E402  (class_of, smem_row_a, crow, slot
 W_BM, W_BN, W_C_SLOT = 128, 256, 8192
 
 
+BULK = False  # --bulk: 15's linear_chunks and bulk row copies
 MUTATE = False  # --mutate: the chunk reads one element off, which the checks must catch
 
 
@@ -104,6 +117,84 @@ def store_edges(slots, cw, cur, q, g0, lane, last, dx, p, rstep, r0, M, lim, out
             out_put(out, dst + c, (w >> (16 * ((a >> 1) & 1))) & 0xFFFF, value_of)
 
 
+def linear_chunks(DX, slots, cw, cur, carry, g0, q, p, rstep, r0, M, lim, out, value_of):
+    """All 32 lanes of 15's linear_chunks<DX>; carry[lane] = [4 words]."""
+    if MUTATE and DX > 0:
+        DX -= 1
+    for k in range(4):
+        xs = {}
+        for lane in range(32):
+            i = lane & 7
+            g = g0 + 4 * k + (lane >> 3)
+            sw, row = g & 7, g * 128
+            x = [None] * 8
+            a_hi = row + ((i ^ sw) << 4)
+            for t in range(4):
+                qq, w = slots[(cw, cur)][a_hi + 4 * t]
+                assert qq == q, ("read of a rewritten or stale chunk", q, qq)
+                x[4 + t] = w
+            if DX > 0 and i > 0:
+                a_lo = row + (((i - 1) ^ sw) << 4)
+                for t in range(4):
+                    qq, w = slots[(cw, cur)][a_lo + 4 * t]
+                    assert qq == q, ("read of a rewritten or stale chunk", q, qq)
+                    x[t] = w
+            xs[lane] = x
+        if DX > 0:
+            for t in range(4):
+                v = [carry[(lane & ~7) | k][t] for lane in range(32)]  # shfl: the last quarter's
+                nn = [xs[lane | 7][4 + t] for lane in range(32)]        # shfl: this quarter's chunk 7
+                for lane in range(32):
+                    if lane & 7 == 0:
+                        if q > 0:
+                            assert v[lane] is not None and v[lane][0] == q - 1, "carry from the wrong quarter"
+                        xs[lane][t] = None if v[lane] is None else v[lane][1]
+                    if lane & 7 == k:
+                        carry[lane][t] = (q, nn[lane])
+        for lane in range(32):
+            i = lane & 7
+            c = 64 * q - DX + 8 * i
+            gr = 4 * k + (lane >> 3)
+            x = xs[lane]
+            w = []
+            skip = DX > 0 and q == 0 and i == 0
+            for mm in range(4):
+                if skip:
+                    w.append(0)
+                elif DX % 2 == 0:
+                    w.append(x[(8 - DX) // 2 + mm])
+                else:
+                    w.append(m07.funnelshift_r(x[(7 - DX) // 2 + mm], x[(7 - DX) // 2 + mm + 1], 16))
+            if not skip and c < lim < c + 8 and r0 + 8 * gr < M:
+                dst = p + gr * rstep + c
+                for e in range(8):
+                    if c + e < lim:
+                        out_put(out, dst + e, (w[e // 2] >> (16 * (e % 2))) & 0xFFFF, value_of)
+            xs[lane] = w
+        for lane in range(32):  # after the warp barrier
+            i = lane & 7
+            g = g0 + 4 * k + (lane >> 3)
+            for t in range(4):
+                slots[(cw, cur)][g * 128 + 16 * i + 4 * t] = (("L", q), xs[lane][t])
+
+
+def bulk_rows(slots, cw, cur, g0, q, dx, p, rstep, r0, M, lim, out, value_of):
+    for lane in range(16):
+        i0 = 1 if (q == 0 and dx > 0) else 0
+        room = lim - 64 * q + dx
+        i1 = 8 if room >= 64 else (room >> 3 if room > 0 else 0)
+        if r0 + 8 * lane < M and i1 > i0:
+            dst = p + lane * rstep + 64 * q - dx + 8 * i0
+            src = (g0 + lane) * 128 + 16 * i0
+            size = 16 * (i1 - i0)
+            assert (2 * dst) % 16 == 0 and src % 16 == 0 and size % 16 == 0, "bulk copy off 16 bytes"
+            for b in range(0, size, 4):
+                qq, w = slots[(cw, cur)][src + b]
+                assert qq == ("L", q), ("bulk copy of a chunk not rewritten this quarter", qq, q)
+                out_put(out, dst + b // 2, w & 0xFFFF, value_of)
+                out_put(out, dst + b // 2 + 1, w >> 16, value_of)
+
+
 def out_put(out, elem, v, value_of):
     assert elem in value_of, ("store outside the tile's elements of C", elem)
     assert elem not in out, ("element written twice", elem)
@@ -135,6 +226,7 @@ def tile(M, N, Cbase, m0, n0, U, value):
             for gr in range(16):
                 assert (C + (r0 + 8 * gr) * N + n0) & 7 == dx, "dx differs between a tile's rows"
             g0 = warp * 16
+            carry = [[None] * 4 for _ in range(32)]
             for q in range(4):
                 cur, prv = q & 1, (~q) & 1
                 # the warp's fragment writes of quarter q
@@ -148,6 +240,14 @@ def tile(M, N, Cbase, m0, n0, U, value):
                             v0 = value(arow, col)
                             v1 = value(arow, col + 1)
                             slots_.setdefault((cw, cur), {})[addr] = (q, v0 | (v1 << 16))
+                if BULK:
+                    if dx > 0 and q in (0, 3):
+                        for lane in range(32):
+                            store_edges(slots_, cw, cur, q, g0, lane, q == 3, dx, p, rstep, r0, M, lim, out,
+                                        value_of)
+                    linear_chunks(dx, slots_, cw, cur, carry, g0, q, p, rstep, r0, M, lim, out, value_of)
+                    bulk_rows(slots_, cw, cur, g0, q, dx, p, rstep, r0, M, lim, out, value_of)
+                    continue
                 reads = []
                 for lane in range(32):
                     store_chunks(dx, slots_, cw, cur, prv, g0, lane, q, p, rstep, r0, M, lim, out, value_of,
@@ -182,8 +282,12 @@ def check_banks(reads, dx, q):
 
 
 def main():
-    global MUTATE
-    MUTATE = sys.argv[1:] == ["--mutate"]
+    global MUTATE, BULK
+    args = sys.argv[1:]
+    if any(a not in ("--mutate", "--bulk") for a in args):
+        print("usage: bf16_14_chunks.py [--bulk] [--mutate]")
+        return 2
+    MUTATE, BULK = "--mutate" in args, "--bulk" in args
     value = lambda r, c: (r * 7919 + c * 104729 + 12345) & 0xFFFF  # noqa: E731
     shapes = [(4095, 4095), (4095, 4096), (4096, 4095), (1024, 4095), (1031, 300), (2049, 520), (1100, 256),
               (4097, 4097), (1024, 1), (1024, 7), (2048, 1030), (1030, 263)]
@@ -218,7 +322,7 @@ def main():
                             print("FAIL value", (M, N, off, m0, n0, e))
                             return 1
                     n += 1
-    print("chunk store: %d (shape, C offset, tile) cases, every element of C once with its value" % n)
+    print(("15's bulk row stores" if BULK else "14's chunk store") + ": %d (shape, C offset, tile) cases, every element of C once with its value" % n)
     print("ok")
     return 0
 
