@@ -18,6 +18,11 @@
  * arithmetic and the slot's uses on the CPU.
  * Predicted: most of the 11 us at 4095^3 if the guess is right; nothing
  * if the stores' own traffic is the cost. The other shapes run 12's code.
+ * Not yet run on a GPU (checked on the CPU only): `bash
+ * lab/runs/matmul-bf16-table.sh <commit>` checks it on 30 shapes and
+ * times it beside 14; until it has PASSed there, kproof does not take it
+ * as a baseline.
+ * kproof-best: no
  */
 #include <stdint.h>
 #include <string.h>
