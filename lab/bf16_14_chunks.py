@@ -13,8 +13,8 @@ for i = 0), then the partial chunks at either end of each row an element
 at a time (store_edges, quarters 0 and 3), then another warp barrier.
 
 Checked for the shapes below with their row-class tiles at every edge
-(first and last unit of every class, dead tiles included, the first and
-last tile column) and C at 16-byte boundaries plus 0, 1, ..., 7 elements:
+(the first and last unit of classes 0, 5 and 7, dead tiles included, the
+first, second and last tile column; the C offsets 0-7 give every dx) and C at 16-byte boundaries plus 0, 1, ..., 7 elements:
   - every element of C in the tile's rows (r < M) and columns (c < N)
     written exactly once, with the value its accumulator holds, and
     nothing else written;
@@ -33,13 +33,18 @@ took it from lane 7 by a shuffle a quarter ago and lends it back by
 another), a chunk cut by N's edge is stored an element at a time, and
 after a warp barrier each lane writes its chunk into the slot row at 16i;
 then lanes 0-15 copy row g0 + lane's whole chunks [i0, i1) to C (a bulk
-copy). Checked as well: every rewritten chunk is read back by the copy
-of its own quarter, every bulk copy is 16-byte aligned at both ends with
-a size a multiple of 16, and no read sees a rewritten chunk where it
-wants a staged one or the reverse.
+copy). The tiles of a shape and C offset run back to back, as a CTA's
+units do; a copy reads its slot at the latest moment the waits allow
+(at the next quarter but one's bulk_wait_read<1>, or the kernel's final
+wait). Checked as well: every copy reads the chunks its own quarter
+rewrote, no quarter restages a slot a pending copy reads, every bulk copy
+is 16-byte aligned at both ends with a size a multiple of 16, and no read
+sees a rewritten chunk where it wants a staged one or the reverse. Not
+modelled: the proxy fence (its place is checked by reading the kernel).
 Exits 1 on the first mismatch; --mutate shifts the chunk reads by one
-element where dx > 0, which must fail.
-    python3 lab/bf16_14_chunks.py [--bulk] [--mutate]
+element where dx > 0, and --mutate-wait (with --bulk) lets two bulk
+groups stay pending, as bulk_wait_read<2> would: both must fail.
+    python3 lab/bf16_14_chunks.py [--bulk] [--mutate | --mutate-wait]
 """
 import sys
 
@@ -50,6 +55,7 @@ W_BM, W_BN, W_C_SLOT = 128, 256, 8192
 
 
 BULK = False  # --bulk: 15's linear_chunks and bulk row copies
+MUTATE_WAIT = False  # --mutate-wait: bulk_wait_read<2> instead of <1>, which must fail
 MUTATE = False  # --mutate: the chunk reads one element off, which the checks must catch
 
 
@@ -72,13 +78,13 @@ def store_chunks(DX, slots, cw, cur, prv, g0, lane, q, p, rstep, r0, M, lim, out
         reads.append((k, lane, cur, a_hi, g))
         for t in range(4):
             qq, w = slots[(cw, cur)][a_hi + 4 * t]
-            assert qq == q, ("stale slot read", q, qq)
+            assert qq == (TILE_ID, q), ("stale slot read", q, qq)
             x[4 + t] = w
         if DX > 0:
             if i:
-                a_lo, s_lo, want_q = row + (((i - 1) ^ sw) << 4), cur, q
+                a_lo, s_lo, want_q = row + (((i - 1) ^ sw) << 4), cur, (TILE_ID, q)
             else:
-                a_lo, s_lo, want_q = row + ((7 ^ sw) << 4), prv, q - 1
+                a_lo, s_lo, want_q = row + ((7 ^ sw) << 4), prv, (TILE_ID, q - 1)
             reads.append((k, lane, s_lo, a_lo, g))
             for t in range(4):
                 qq, w = slots[(cw, s_lo)][a_lo + 4 * t]
@@ -113,7 +119,7 @@ def store_edges(slots, cw, cur, q, g0, lane, last, dx, p, rstep, r0, M, lim, out
         if (e >= 8 - dx if last else e < 8 - dx) and c < lim:
             a = row + 2 * e
             qq, w = slots[(cw, cur)][a & ~3]
-            assert qq == q, ("stale edge read", q, qq)
+            assert qq == (TILE_ID, q), ("stale edge read", q, qq)
             out_put(out, dst + c, (w >> (16 * ((a >> 1) & 1))) & 0xFFFF, value_of)
 
 
@@ -131,13 +137,13 @@ def linear_chunks(DX, slots, cw, cur, carry, g0, q, p, rstep, r0, M, lim, out, v
             a_hi = row + ((i ^ sw) << 4)
             for t in range(4):
                 qq, w = slots[(cw, cur)][a_hi + 4 * t]
-                assert qq == q, ("read of a rewritten or stale chunk", q, qq)
+                assert qq == (TILE_ID, q), ("read of a rewritten or stale chunk", q, qq)
                 x[4 + t] = w
             if DX > 0 and i > 0:
                 a_lo = row + (((i - 1) ^ sw) << 4)
                 for t in range(4):
                     qq, w = slots[(cw, cur)][a_lo + 4 * t]
-                    assert qq == q, ("read of a rewritten or stale chunk", q, qq)
+                    assert qq == (TILE_ID, q), ("read of a rewritten or stale chunk", q, qq)
                     x[t] = w
             xs[lane] = x
         if DX > 0:
@@ -147,10 +153,10 @@ def linear_chunks(DX, slots, cw, cur, carry, g0, q, p, rstep, r0, M, lim, out, v
                 for lane in range(32):
                     if lane & 7 == 0:
                         if q > 0:
-                            assert v[lane] is not None and v[lane][0] == q - 1, "carry from the wrong quarter"
+                            assert v[lane] is not None and v[lane][0] == (TILE_ID, q - 1), "carry from the wrong quarter"
                         xs[lane][t] = None if v[lane] is None else v[lane][1]
                     if lane & 7 == k:
-                        carry[lane][t] = (q, nn[lane])
+                        carry[lane][t] = ((TILE_ID, q), nn[lane])
         for lane in range(32):
             i = lane & 7
             c = 64 * q - DX + 8 * i
@@ -175,10 +181,11 @@ def linear_chunks(DX, slots, cw, cur, carry, g0, q, p, rstep, r0, M, lim, out, v
             i = lane & 7
             g = g0 + 4 * k + (lane >> 3)
             for t in range(4):
-                slots[(cw, cur)][g * 128 + 16 * i + 4 * t] = (("L", q), xs[lane][t])
+                slots[(cw, cur)][g * 128 + 16 * i + 4 * t] = (("L", TILE_ID, q), xs[lane][t])
 
 
-def bulk_rows(slots, cw, cur, g0, q, dx, p, rstep, r0, M, lim, out, value_of):
+def bulk_rows(key, slots, cw, cur, g0, q, dx, p, rstep, r0, M, lim, out, value_of):
+    """Lanes 0-15's bulk copies of quarter q, pending until a wait lets them be read."""
     for lane in range(16):
         i0 = 1 if (q == 0 and dx > 0) else 0
         room = lim - 64 * q + dx
@@ -188,11 +195,24 @@ def bulk_rows(slots, cw, cur, g0, q, dx, p, rstep, r0, M, lim, out, value_of):
             src = (g0 + lane) * 128 + 16 * i0
             size = 16 * (i1 - i0)
             assert (2 * dst) % 16 == 0 and src % 16 == 0 and size % 16 == 0, "bulk copy off 16 bytes"
-            for b in range(0, size, 4):
-                qq, w = slots[(cw, cur)][src + b]
-                assert qq == ("L", q), ("bulk copy of a chunk not rewritten this quarter", qq, q)
-                out_put(out, dst + b // 2, w & 0xFFFF, value_of)
-                out_put(out, dst + b // 2 + 1, w >> 16, value_of)
+            PENDING.setdefault(key, []).append(dict(seq=SEQ[key], slot=(cw, cur), src=src, size=size, dst=dst,
+                                                    tag=("L", TILE_ID, q), out=out, value_of=value_of))
+
+
+def run_copies(key, keep_seq=None, keep_two=False):
+    """The waits: bulk_wait_read<1> (keep_seq: the most recent group's) or bulk_wait_all (None).
+    A copy reads the slot now, the latest moment the wait allows."""
+    left = []
+    for c in PENDING.get(key, []):
+        if keep_seq is not None and (c["seq"] == keep_seq or (keep_two and c["seq"] == keep_seq - 1)):
+            left.append(c)
+            continue
+        for b in range(0, c["size"], 4):
+            qq, w = slots_[c["slot"]][c["src"] + b]
+            assert qq == c["tag"], ("bulk copy reads a chunk rewritten since", qq, c["tag"])
+            out_put(c["out"], c["dst"] + b // 2, w & 0xFFFF, c["value_of"])
+            out_put(c["out"], c["dst"] + b // 2 + 1, w >> 16, c["value_of"])
+    PENDING[key] = left
 
 
 def out_put(out, elem, v, value_of):
@@ -204,8 +224,16 @@ def out_put(out, elem, v, value_of):
 slots_ = {}  # (consumer, slot) -> {byte: (quarter written, word)}
 
 
+TILE_ID = 0  # the tile being stored: every slot tag and carry names it
+PENDING = {}  # (consumer, warp) -> bulk copies not yet known to have read their slot
+SEQ = {}  # (consumer, warp) -> the quarter count (the bulk group) of its last issue
+
+
 def tile(M, N, Cbase, m0, n0, U, value):
-    """Both consumer warpgroups of the tile at (m0, n0); returns (out, want)."""
+    """Both consumer warpgroups of the tile at (m0, n0); returns (out, want).
+    With --bulk, copies may still be pending: run_copies finishes them."""
+    global TILE_ID
+    TILE_ID += 1
     C = Cbase // 2  # element index of C[0][0]
     y, j = m07.class_of(m0, U)
     value_of = {}
@@ -229,6 +257,10 @@ def tile(M, N, Cbase, m0, n0, U, value):
             carry = [[None] * 4 for _ in range(32)]
             for q in range(4):
                 cur, prv = q & 1, (~q) & 1
+                if BULK:  # bulk_wait_read<1>: all but the last quarter's group
+                    key = (cw, warp)
+                    SEQ[key] = SEQ.get(key, 0) + 1
+                    run_copies(key, keep_seq=SEQ[key] - 1, keep_two=MUTATE_WAIT)
                 # the warp's fragment writes of quarter q
                 for lane in range(32):
                     for jj in range(8):
@@ -239,14 +271,16 @@ def tile(M, N, Cbase, m0, n0, U, value):
                             col = n0 + 64 * q + c
                             v0 = value(arow, col)
                             v1 = value(arow, col + 1)
-                            slots_.setdefault((cw, cur), {})[addr] = (q, v0 | (v1 << 16))
+                            assert not any(c["slot"] == (cw, cur) for c in PENDING.get((cw, warp), [])), \
+                                "a slot restaged while a bulk copy may still read it"
+                            slots_.setdefault((cw, cur), {})[addr] = ((TILE_ID, q), v0 | (v1 << 16))
                 if BULK:
                     if dx > 0 and q in (0, 3):
                         for lane in range(32):
                             store_edges(slots_, cw, cur, q, g0, lane, q == 3, dx, p, rstep, r0, M, lim, out,
                                         value_of)
                     linear_chunks(dx, slots_, cw, cur, carry, g0, q, p, rstep, r0, M, lim, out, value_of)
-                    bulk_rows(slots_, cw, cur, g0, q, dx, p, rstep, r0, M, lim, out, value_of)
+                    bulk_rows((cw, warp), slots_, cw, cur, g0, q, dx, p, rstep, r0, M, lim, out, value_of)
                     continue
                 reads = []
                 for lane in range(32):
@@ -282,12 +316,12 @@ def check_banks(reads, dx, q):
 
 
 def main():
-    global MUTATE, BULK
+    global MUTATE, BULK, MUTATE_WAIT
     args = sys.argv[1:]
-    if any(a not in ("--mutate", "--bulk") for a in args):
-        print("usage: bf16_14_chunks.py [--bulk] [--mutate]")
+    if any(a not in ("--mutate", "--bulk", "--mutate-wait") for a in args):
+        print("usage: bf16_14_chunks.py [--bulk] [--mutate | --mutate-wait]")
         return 2
-    MUTATE, BULK = "--mutate" in args, "--bulk" in args
+    MUTATE, BULK, MUTATE_WAIT = "--mutate" in args, "--bulk" in args, "--mutate-wait" in args
     value = lambda r, c: (r * 7919 + c * 104729 + 12345) & 0xFFFF  # noqa: E731
     shapes = [(4095, 4095), (4095, 4096), (4096, 4095), (1024, 4095), (1031, 300), (2049, 520), (1100, 256),
               (4097, 4097), (1024, 1), (1024, 7), (2048, 1030), (1030, 263)]
@@ -305,23 +339,36 @@ def main():
                     tiles.append((m07.CLUSTER * (j * U + pr) + rank) * W_BM)
         for off in range(8):
             Cbase = 0x200000 + 2 * off
+            results = []
+            slots_.clear()
+            PENDING.clear()
+            SEQ.clear()
             for m0 in tiles:
                 for n0 in ns:
-                    slots_.clear()
+                    if not BULK:
+                        slots_.clear()  # 14: no state crosses tiles
                     try:
                         out, want = tile(M, N, Cbase, m0, n0, U, value)
                     except AssertionError as e:
                         print("FAIL", (M, N, off, m0, n0), e)
                         return 1
-                    if set(out) != set(want):
-                        missing = sorted(set(want) - set(out))[:5]
-                        print("FAIL", (M, N, off, m0, n0), "missing", len(set(want) - set(out)), missing)
+                    results.append(((m0, n0), out, want))
+            try:  # bulk_wait_all at the kernel's end
+                for key in list(PENDING):
+                    run_copies(key)
+            except AssertionError as e:
+                print("FAIL", (M, N, off), e)
+                return 1
+            for (m0, n0), out, want in results:
+                if set(out) != set(want):
+                    missing = sorted(set(want) - set(out))[:5]
+                    print("FAIL", (M, N, off, m0, n0), "missing", len(set(want) - set(out)), missing)
+                    return 1
+                for e, v in out.items():
+                    if v != want[e]:
+                        print("FAIL value", (M, N, off, m0, n0, e))
                         return 1
-                    for e, v in out.items():
-                        if v != want[e]:
-                            print("FAIL value", (M, N, off, m0, n0, e))
-                            return 1
-                    n += 1
+                n += 1
     print(("15's bulk row stores" if BULK else "14's chunk store") + ": %d (shape, C offset, tile) cases, every element of C once with its value" % n)
     print("ok")
     return 0

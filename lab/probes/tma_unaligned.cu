@@ -73,6 +73,23 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: tma_probe [load|store 128|none X]\n");
         return 2;
     }
+    struct Case { int store, swz, x; };
+    std::vector<Case> cases;
+    if (argc == 4) {
+        const bool mode_ok = !strcmp(argv[1], "load") || !strcmp(argv[1], "store");
+        const bool swz_ok = !strcmp(argv[2], "128") || !strcmp(argv[2], "none");
+        char *end = nullptr;
+        const long x = strtol(argv[3], &end, 10);
+        if (!mode_ok || !swz_ok || *end || end == argv[3] || x < 0 || x > COLS - BOXC) {
+            fprintf(stderr, "usage: tma_probe [load|store 128|none X], X in 0..%d\n", COLS - BOXC);
+            return 2;
+        }
+        cases.push_back({!strcmp(argv[1], "store"), !strcmp(argv[2], "128"), (int)x});
+    } else {
+        for (int swz = 1; swz >= 0; swz--)
+            for (int store = 0; store < 2; store++)
+                for (int x : {0, 1, 3, 5, 7, 8, 65, 130}) cases.push_back({store, swz, x});
+    }
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult q;
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
@@ -98,15 +115,6 @@ int main(int argc, char **argv) {
         }
     std::vector<uint16_t> host(ROWS * COLS), box_h(BOXR * BOXC), got(BOXR * BOXC);
     int bad_total = 0;
-    struct Case { int store, swz, x; };
-    std::vector<Case> cases;
-    if (argc == 4) {
-        cases.push_back({strcmp(argv[1], "store") == 0, strcmp(argv[2], "none") != 0, atoi(argv[3])});
-    } else {
-        for (int swz = 1; swz >= 0; swz--)
-            for (int store = 0; store < 2; store++)
-                for (int x : {0, 1, 3, 5, 7, 8, 65, 130}) cases.push_back({store, swz, x});
-    }
     for (const Case &cs : cases) {
         const int store = cs.store, swz = cs.swz, x = cs.x;
         {

@@ -4,7 +4,7 @@
 # record in one gpu-check run: bf16 14 and 15 and f32 05 at the canonical
 # shapes, cuBLAS interleaved in each eval, and torch eager, torch.compile
 # and max-autotune under kproof's protocol (scripts/gpu-check.sh
-# build,kernels,torch). About 450 s. $1: the commit.
+# kernels,torch on the build the checks made). About 450 s. $1: the commit.
 set -u
 . "$(dirname "$0")/lib.sh"; lab_run_begin mmtab
 export BUILD=/tmp/matmul-build

@@ -15,13 +15,15 @@
  * bulk group a quarter, waited on before the slot is staged again. The
  * partial chunks at a row's ends and at N's edge are stored an element at
  * a time, as in 14. `python3 lab/bf16_14_chunks.py --bulk` checks the
- * arithmetic and the slot's uses on the CPU.
+ * arithmetic on the CPU, and that no quarter restages a slot a bulk copy
+ * may still be reading (copies modelled as reading at the latest moment
+ * the waits allow, two tiles back to back).
  * Predicted: most of the 11 us at 4095^3 if the guess is right; nothing
  * if the stores' own traffic is the cost. The other shapes run 12's code.
- * Not yet run on a GPU (checked on the CPU only): `bash
- * lab/runs/matmul-bf16-table.sh <commit>` checks it on 30 shapes and
- * times it beside 14; until it has PASSed there, kproof does not take it
- * as a baseline.
+ * Not measured on a GPU (checked on the CPU only), so marked kproof-best:
+ * no (never a baseline); lab/runs/matmul-bf16-table.sh checks it on 30
+ * shapes and times it beside 14. ptxas spills 84 bytes in this path's
+ * epilogue (none in the k-loop).
  * kproof-best: no
  */
 #include <stdint.h>
