@@ -912,7 +912,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
 #pragma unroll
                 for (int q = 0; q < 4; q++) {
                     const uint32_t slot = mine + (uint32_t)(q & 1) * W_C_SLOT;
-                    if (lane < 16) bulk_wait_read<1>();
+                    bulk_wait_read<1>(); /* a lane with no copies in flight passes */
                     __syncwarp();
 #pragma unroll
                     for (int jj = 0; jj < 8; jj++) {
@@ -939,13 +939,13 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                     }
                     fence_proxy_async();
                     __syncwarp();
-                    if (lane < 16) {
-                        /* Row g0 + lane's whole chunks in [i0, i1): chunk i is
-                         * whole where 64q - dx + 8i + 8 <= lim. */
+                    {
+                        /* Row g0 + lane's whole chunks in [i0, i1) (lanes 0-15):
+                         * chunk i is whole where 64q - dx + 8i + 8 <= lim. */
                         const int i0 = (q == 0 && dx > 0) ? 1 : 0;
                         const int room = lim - 64 * q + dx;
                         const int i1 = room >= 64 ? 8 : (room > 0 ? room >> 3 : 0);
-                        if (r0 + 8 * lane < M && i1 > i0)
+                        if (lane < 16 && r0 + 8 * lane < M && i1 > i0)
                             bulk_store(p + lane * rstep + 64 * q - dx + 8 * i0, slot + (uint32_t)(g0 + lane) * 128 + 16u * (uint32_t)i0,
                                        16u * (uint32_t)(i1 - i0));
                         bulk_commit();
@@ -1023,7 +1023,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
             }
         }
         /* the slots stay valid until the last store has run */
-        if ((V == 0 && wt == 0) || (V == 2 && lane < 16)) bulk_wait_all();
+        if ((V == 0 && wt == 0) || V == 2) bulk_wait_all();
     }
     /* The peer's consumers arrive on this CTA's empty barriers up to their
      * last k-tile: neither CTA leaves while the other may still signal it. */
