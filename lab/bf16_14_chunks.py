@@ -14,7 +14,8 @@ at a time (store_edges, quarters 0 and 3), then another warp barrier.
 
 Checked for the shapes below with their row-class tiles at every edge
 (the first and last unit of classes 0, 5 and 7, dead tiles included, the
-first, second and last tile column; the C offsets 0-7 give every dx) and C at 16-byte boundaries plus 0, 1, ..., 7 elements:
+first, second and last tile column) and C at 16-byte boundaries plus 0,
+1, ..., 7 elements (which give every dx):
   - every element of C in the tile's rows (r < M) and columns (c < N)
     written exactly once, with the value its accumulator holds, and
     nothing else written;
@@ -41,10 +42,11 @@ rewrote, no quarter restages a slot a pending copy reads, every bulk copy
 is 16-byte aligned at both ends with a size a multiple of 16, and no read
 sees a rewritten chunk where it wants a staged one or the reverse. Not
 modelled: the proxy fence (its place is checked by reading the kernel).
-Exits 1 on the first mismatch; --mutate shifts the chunk reads by one
-element where dx > 0, and --mutate-wait (with --bulk) lets two bulk
-groups stay pending, as bulk_wait_read<2> would: both must fail.
-    python3 lab/bf16_14_chunks.py [--bulk] [--mutate | --mutate-wait]
+Exits 1 on the first mismatch. Each mutation must fail: --mutate shifts
+the chunk reads by one element where dx > 0; with --bulk, --mutate-wait
+lets two bulk groups stay pending (bulk_wait_read<2>), and
+--mutate-wait0 leaves out quarter 0's wait (caught only in the next tile).
+    python3 lab/bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]
 """
 import sys
 
@@ -56,6 +58,7 @@ W_BM, W_BN, W_C_SLOT = 128, 256, 8192
 
 BULK = False  # --bulk: 15's linear_chunks and bulk row copies
 MUTATE_WAIT = False  # --mutate-wait: bulk_wait_read<2> instead of <1>, which must fail
+MUTATE_WAIT0 = False  # --mutate-wait0: no wait at quarter 0, caught only across tiles
 MUTATE = False  # --mutate: the chunk reads one element off, which the checks must catch
 
 
@@ -209,7 +212,7 @@ def run_copies(key, keep_seq=None, keep_two=False):
             continue
         for b in range(0, c["size"], 4):
             qq, w = slots_[c["slot"]][c["src"] + b]
-            assert qq == c["tag"], ("bulk copy reads a chunk rewritten since", qq, c["tag"])
+            assert qq == c["tag"], ("bulk copy (tile, quarter %s) reads a chunk rewritten since" % (c["tag"][1:],), qq)
             out_put(c["out"], c["dst"] + b // 2, w & 0xFFFF, c["value_of"])
             out_put(c["out"], c["dst"] + b // 2 + 1, w >> 16, c["value_of"])
     PENDING[key] = left
@@ -260,7 +263,8 @@ def tile(M, N, Cbase, m0, n0, U, value):
                 if BULK:  # bulk_wait_read<1>: all but the last quarter's group
                     key = (cw, warp)
                     SEQ[key] = SEQ.get(key, 0) + 1
-                    run_copies(key, keep_seq=SEQ[key] - 1, keep_two=MUTATE_WAIT)
+                    if not (MUTATE_WAIT0 and q == 0):
+                        run_copies(key, keep_seq=SEQ[key] - 1, keep_two=MUTATE_WAIT)
                 # the warp's fragment writes of quarter q
                 for lane in range(32):
                     for jj in range(8):
@@ -318,10 +322,14 @@ def check_banks(reads, dx, q):
 def main():
     global MUTATE, BULK, MUTATE_WAIT
     args = sys.argv[1:]
-    if any(a not in ("--mutate", "--bulk", "--mutate-wait") for a in args):
-        print("usage: bf16_14_chunks.py [--bulk] [--mutate | --mutate-wait]")
+    if (any(a not in ("--mutate", "--bulk", "--mutate-wait", "--mutate-wait0") for a in args)
+            or sum(a.startswith("--mutate") for a in args) > 1
+            or (any(a.startswith("--mutate-wait") for a in args) and "--bulk" not in args)):
+        print("usage: bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]")
         return 2
     MUTATE, BULK, MUTATE_WAIT = "--mutate" in args, "--bulk" in args, "--mutate-wait" in args
+    global MUTATE_WAIT0
+    MUTATE_WAIT0 = "--mutate-wait0" in args
     value = lambda r, c: (r * 7919 + c * 104729 + 12345) & 0xFFFF  # noqa: E731
     shapes = [(4095, 4095), (4095, 4096), (4096, 4095), (1024, 4095), (1031, 300), (2049, 520), (1100, 256),
               (4097, 4097), (1024, 1), (1024, 7), (2048, 1030), (1030, 263)]
@@ -369,7 +377,8 @@ def main():
                         print("FAIL value", (M, N, off, m0, n0, e))
                         return 1
                 n += 1
-    print(("15's bulk row stores" if BULK else "14's chunk store") + ": %d (shape, C offset, tile) cases, every element of C once with its value" % n)
+    print(("15's bulk row stores" if BULK else "14's chunk store")
+          + ": %d (shape, C offset, tile) cases, every element of C once with its value" % n)
     print("ok")
     return 0
 

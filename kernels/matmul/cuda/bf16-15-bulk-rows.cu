@@ -17,13 +17,14 @@
  * a time, as in 14. `python3 lab/bf16_14_chunks.py --bulk` checks the
  * arithmetic on the CPU, and that no quarter restages a slot a bulk copy
  * may still be reading (copies modelled as reading at the latest moment
- * the waits allow, two tiles back to back).
+ * the waits allow, a shape's tiles back to back).
  * Predicted: most of the 11 us at 4095^3 if the guess is right; nothing
  * if the stores' own traffic is the cost. The other shapes run 12's code.
  * Not measured on a GPU (checked on the CPU only), so marked kproof-best:
  * no (never a baseline); lab/runs/matmul-bf16-table.sh checks it on 30
- * shapes and times it beside 14. ptxas spills 84 bytes in this path's
- * epilogue (none in the k-loop).
+ * shapes and times it beside 14. ptxas spills 84 bytes in this path,
+ * stored before the unit loop and reloaded in the epilogue (424 bytes of
+ * loads), none in the k-loop.
  * kproof-best: no
  */
 #include <stdint.h>
