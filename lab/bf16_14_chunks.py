@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""matmul bf16 14's chunk store of C, and 15's bulk row stores, on the CPU
-(standard library only).
+"""matmul bf16 14's chunk store of C, 15's bulk row stores and 16's tensor
+stores through C's row-class maps, on the CPU (standard library only).
 
 The kernel's epilogue for a row-class tile (V == 2), transcribed: each
 consumer warpgroup's 64 rows of the tile go through two 8 KiB slots a
@@ -42,11 +42,26 @@ rewrote, no quarter restages a slot a pending copy reads, every bulk copy
 is 16-byte aligned at both ends with a size a multiple of 16, and no read
 sees a rewritten chunk where it wants a staged one or the reverse. Not
 modelled: the proxy fence (its place is checked by reading the kernel).
+16 (--tensor): each warpgroup stages quarter q in slot q % 2; once
+quarter q is staged the box image of the quarter before is written over
+its slot (each warp its own rows; box chunk i of row g from staged chunks
+i and i + 1, chunk 0 of the other slot for i = 7), at quarter 3 both
+remaining boxes (the second from chunks i - 1 and i, chunk 7 of the
+other slot for i = 0), and the copy engine stores each 64 x 64 box at
+view column n0 + 8 + 64k or n0 + 192 of class j's view of C (base at the
+16-byte boundary at or below row j's first element), clipped at the
+view's N + dx columns and the class's rows; store_edges at quarters 0 and
+3. Checked as well: every box at a view column that is a multiple of 8,
+the only element written twice is chunk 24's and with the same value, no
+slot restaged while a box store may read it (boxes read at the next
+quarter's bulk_wait_read<0> or at the kernel's end).
 Exits 1 on the first mismatch. Each mutation must fail: --mutate shifts
 the chunk reads by one element where dx > 0; with --bulk, --mutate-wait
 lets two bulk groups stay pending (bulk_wait_read<2>), and
---mutate-wait0 leaves out quarter 0's wait (caught only in the next tile).
+--mutate-wait0 leaves out quarter 0's wait (caught only in the next tile;
+with --tensor, quarter 2's).
     python3 lab/bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]
+        | --tensor [--mutate | --mutate-wait0]
 """
 import sys
 
@@ -319,17 +334,165 @@ def check_banks(reads, dx, q):
                 assert len(gl) == len(set(gl)), ("bank conflict", k, which, g, gl)
 
 
+# ---- 16: tensor stores through C's row-class maps (--tensor) --------------
+
+TENSOR = False  # --tensor: 16's boxes at aligned view columns
+BOXES = {}  # consumer -> box stores issued, not yet known to have read their slot
+
+
+def join(DX, lo, hi):
+    x = lo + hi
+    if DX % 2 == 0:
+        return [x[(8 - DX) // 2 + m] for m in range(4)]
+    return [m07.funnelshift_r(x[(7 - DX) // 2 + m], x[(7 - DX) // 2 + m + 1], 16) for m in range(4)]
+
+
+def read_box(DX, ahead, cw, cur, other, tags, g0, lane):
+    """16's read_box<DX, AHEAD>: w[k] of lane; tags[slot] = the (tile, quarter) it must hold."""
+    i = lane & 7
+    w = []
+    for k in range(4):
+        g = g0 + 4 * k + (lane >> 3)
+        sw, row = g & 7, g * 128
+
+        def chunk(slot, c):
+            a = row + ((c ^ sw) << 4)
+            words = []
+            for t in range(4):
+                qq, v = slots_[(cw, slot)][a + 4 * t]
+                assert qq == tags[slot], ("box read of a rewritten or stale chunk", qq, tags[slot])
+                words.append(v)
+            return words
+        if ahead:
+            hi = chunk(cur, i + 1) if i < 7 else chunk(other, 0)
+            lo = chunk(cur, i) if DX > 0 else [0] * 4
+        else:
+            hi = chunk(cur, i)
+            lo = (chunk(cur, i - 1) if i > 0 else chunk(other, 7)) if DX > 0 else [0] * 4
+        w.append(join(DX - (1 if MUTATE and DX > 0 else 0), lo, hi))
+    return w
+
+
+def write_box(cw, slot, g0, lane, w, tag):
+    i = lane & 7
+    for k in range(4):
+        g = g0 + 4 * k + (lane >> 3)
+        for t in range(4):
+            slots_[(cw, slot)][g * 128 + ((i ^ (g & 7)) << 4) + 4 * t] = (tag, w[k][t])
+
+
+def run_boxes(cw):
+    """bulk_wait_read<0> by the issuing thread: every box store of cw reads its slot now."""
+    for b in BOXES.get(cw, []):
+        for rho in range(64):
+            yr = b["y"] + rho
+            if yr >= b["rows"]:
+                continue  # the copy engine clips past the class's rows
+            for e in range(64):
+                v = b["x"] + e
+                if v >= b["N"] + b["cdx"]:
+                    continue  # and past the view's columns
+                byte = rho * 128 + (((e >> 3) ^ (rho & 7)) << 4) + (e & 7) * 2
+                qq, word = slots_[(cw, b["slot"])][byte & ~3]
+                assert qq == b["tag"], ("a box store reads a slot rewritten since", qq, b["tag"])
+                elem = b["C"] + (8 * yr + b["j"]) * b["N"] + (v - b["cdx"])
+                val = (word >> (16 * ((byte >> 1) & 1))) & 0xFFFF
+                if elem in b["out"]:  # chunk 24, written by both of quarter 3's boxes
+                    tc = v - b["cdx"] - b["n0"]
+                    assert 192 - b["cdx"] <= tc < 200 - b["cdx"] and b["out"][elem] == val, \
+                        ("element written twice", elem)
+                    continue
+                out_put(b["out"], elem, val, b["value_of"])
+    BOXES[cw] = []
+
+
+def tile_tensor(M, N, Cbase, m0, n0, U, value):
+    """16's epilogue for both consumer warpgroups of the tile at (m0, n0)."""
+    global TILE_ID
+    TILE_ID += 1
+    C = Cbase // 2
+    y, j = m07.class_of(m0, U)
+    first = 2 * (C + j * N)
+    cdx = (first - (first & ~15)) // 2
+    rows_j = (M - 1 - j) // 8 + 1
+    value_of = {}
+    for cw in range(2):
+        for g in range(64):
+            r = m07.crow(2, m0, cw, g, U)
+            if r < M:
+                for c in range(n0, min(n0 + W_BN, N)):
+                    value_of[C + r * N + c] = value(r, c)
+    out = {}
+    lim, rstep = N - n0, 8 * N
+    for cw in range(2):
+        yb = y + cw * 64
+        live = 8 * yb + j < M
+        tags = {}
+        for q in range(4):
+            slot, other = q & 1, (~q) & 1
+            if not (MUTATE_WAIT0 and q == 2):
+                run_boxes(cw)  # the issuing thread's bulk_wait_read<0>, then the warpgroup's barrier
+            for warp in range(4):
+                for lane in range(32):
+                    for jj in range(8):
+                        for h in range(2):
+                            addr, r, c = m07.slot_write_addr(warp, lane, jj, h)
+                            arow = m07.smem_row_a(2, m0, 64 * cw + r, U)
+                            col = n0 + 64 * q + c
+                            assert not any(b["slot"] == slot for b in BOXES.get(cw, [])), \
+                                "a slot restaged while a box store may still read it"
+                            slots_.setdefault((cw, slot), {})[addr] = ((TILE_ID, q), value(arow, col) | (value(arow, col + 1) << 16))
+            tags[slot] = (TILE_ID, q)
+            for warp in range(4):
+                r0 = 8 * (yb + warp * 16) + j
+                p = C + r0 * N + n0
+                assert p & 7 == cdx, "the map's cdx is not the tile's dx"
+                g0 = warp * 16
+                if q in (0, 3):
+                    for lane in range(32):
+                        store_edges(slots_, cw, slot, q, g0, lane, q == 3, cdx, p, rstep, r0, M, lim, out, value_of)
+                if q == 0:
+                    continue
+                if q < 3:
+                    ws = [read_box(cdx, True, cw, other, slot, tags, g0, lane) for lane in range(32)]
+                    for lane in range(32):
+                        write_box(cw, other, g0, lane, ws[lane], ("B", TILE_ID, q - 1))
+                else:
+                    w2 = [read_box(cdx, True, cw, 0, 1, tags, g0, lane) for lane in range(32)]
+                    w3 = [read_box(cdx, False, cw, 1, 0, tags, g0, lane) for lane in range(32)]
+                    for lane in range(32):
+                        write_box(cw, 0, g0, lane, w2[lane], ("B", TILE_ID, 2))
+                        write_box(cw, 1, g0, lane, w3[lane], ("B", TILE_ID, 3))
+            if q == 0:
+                continue
+            common = dict(y=yb, rows=rows_j, N=N, cdx=cdx, C=C, j=j, n0=n0, out=out, value_of=value_of)
+            x = n0 + 8 + 64 * (q - 1)
+            assert x % 8 == 0, "a box off a 16-byte boundary"
+            if live and x - cdx < N:
+                BOXES.setdefault(cw, []).append(dict(common, x=x, slot=other, tag=("B", TILE_ID, q - 1)))
+            if q == 3 and live and n0 + 192 - cdx < N:
+                BOXES.setdefault(cw, []).append(dict(common, x=n0 + 192, slot=1, tag=("B", TILE_ID, 3)))
+            tags[other] = None  # rewritten: no chunk read may see it as staged
+            if q == 3:
+                tags[1] = None
+    return out, value_of
+
+
 def main():
     global MUTATE, BULK, MUTATE_WAIT
     args = sys.argv[1:]
-    if (any(a not in ("--mutate", "--bulk", "--mutate-wait", "--mutate-wait0") for a in args)
-            or sum(a.startswith("--mutate") for a in args) > 1
-            or (any(a.startswith("--mutate-wait") for a in args) and "--bulk" not in args)):
-        print("usage: bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]")
+    if (any(a not in ("--mutate", "--bulk", "--tensor", "--mutate-wait", "--mutate-wait0") for a in args)
+            or sum(a.startswith("--mutate") for a in args) > 1 or ("--bulk" in args and "--tensor" in args)
+            or ("--mutate-wait" in args and "--bulk" not in args)
+            or ("--mutate-wait0" in args and "--bulk" not in args and "--tensor" not in args)):
+        print("usage: bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]"
+              " | --tensor [--mutate | --mutate-wait0]")
         return 2
     MUTATE, BULK, MUTATE_WAIT = "--mutate" in args, "--bulk" in args, "--mutate-wait" in args
     global MUTATE_WAIT0
     MUTATE_WAIT0 = "--mutate-wait0" in args
+    global TENSOR
+    TENSOR = "--tensor" in args
     value = lambda r, c: (r * 7919 + c * 104729 + 12345) & 0xFFFF  # noqa: E731
     shapes = [(4095, 4095), (4095, 4096), (4096, 4095), (1024, 4095), (1031, 300), (2049, 520), (1100, 256),
               (4097, 4097), (1024, 1), (1024, 7), (2048, 1030), (1030, 263)]
@@ -351,12 +514,13 @@ def main():
             slots_.clear()
             PENDING.clear()
             SEQ.clear()
+            BOXES.clear()
             for m0 in tiles:
                 for n0 in ns:
-                    if not BULK:
+                    if not (BULK or TENSOR):
                         slots_.clear()  # 14: no state crosses tiles
                     try:
-                        out, want = tile(M, N, Cbase, m0, n0, U, value)
+                        out, want = (tile_tensor if TENSOR else tile)(M, N, Cbase, m0, n0, U, value)
                     except AssertionError as e:
                         print("FAIL", (M, N, off, m0, n0), e)
                         return 1
@@ -364,6 +528,8 @@ def main():
             try:  # bulk_wait_all at the kernel's end
                 for key in list(PENDING):
                     run_copies(key)
+                for cw in list(BOXES):
+                    run_boxes(cw)
             except AssertionError as e:
                 print("FAIL", (M, N, off), e)
                 return 1
@@ -377,7 +543,7 @@ def main():
                         print("FAIL value", (M, N, off, m0, n0, e))
                         return 1
                 n += 1
-    print(("15's bulk row stores" if BULK else "14's chunk store")
+    print(("16's class-map tensor stores" if TENSOR else "15's bulk row stores" if BULK else "14's chunk store")
           + ": %d (shape, C offset, tile) cases, every element of C once with its value" % n)
     print("ok")
     return 0
