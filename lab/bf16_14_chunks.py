@@ -54,7 +54,11 @@ view's N + dx columns and the class's rows; store_edges at quarters 0 and
 3. Checked as well: every box at a view column that is a multiple of 8,
 the only element written twice is chunk 24's and with the same value, no
 slot restaged while a box store may read it (boxes read at the next
-quarter's bulk_wait_read<0> or at the kernel's end).
+quarter's bulk_wait_read<0> or at the kernel's end), box reads only of
+the warp's own rows. Not modelled for 16: the proxy fence and the
+barriers (all lanes' reads come before any rewrite, all warps' images
+before the store, by construction), the slots' 1024-byte alignment the
+swizzle needs, the tensor maps' encoding.
 Exits 1 on the first mismatch. Each mutation must fail: --mutate shifts
 the chunk reads by one element where dx > 0; with --bulk, --mutate-wait
 lets two bulk groups stay pending (bulk_wait_read<2>), and
@@ -354,6 +358,8 @@ def read_box(DX, ahead, cw, cur, other, tags, g0, lane):
     for k in range(4):
         g = g0 + 4 * k + (lane >> 3)
         sw, row = g & 7, g * 128
+
+        assert g0 <= g < g0 + 16, "a box read of another warp's rows"
 
         def chunk(slot, c):
             a = row + ((c ^ sw) << 4)

@@ -21,8 +21,7 @@
  * Predicted: most of the 11 us at 4095^3 if the guess is right; nothing
  * if the stores' own traffic is the cost. The other shapes run 12's code.
  * Not measured on a GPU (checked on the CPU only), so marked kproof-best:
- * no (never a baseline); lab/runs/matmul-bf16-c-stores.sh checks it on
- * 30 shapes and times it beside 14 and 16. ptxas spills 84 bytes in this path,
+ * no (never a baseline). ptxas spills 84 bytes in this path,
  * stored before the unit loop and reloaded in the epilogue (424 bytes of
  * loads), none in the k-loop.
  * kproof-best: no

@@ -25,8 +25,9 @@
  * are what 14 lacks (15 tests that with a bulk copy a row); the other
  * shapes run 12's code.
  * Not measured on a GPU (checked on the CPU only), so marked kproof-best:
- * no (never a baseline); lab/runs/matmul-bf16-c-stores.sh checks it on 30
- * shapes and times it beside 14 and 15.
+ * no (never a baseline). The first tensor store here whose clipped row end
+ * (N + dx) falls inside a 16-byte chunk; the PTX ISA says elements out of
+ * range are not written.
  * kproof-best: no
  */
 #include <stdint.h>
@@ -561,8 +562,9 @@ static __device__ __forceinline__ void join_chunk(const uint32_t (&lo)[4], const
 /* One warp's 16 rows of a box image, read: lane l, k = 0..3, slot row g =
  * g0 + 4k + l / 8, box chunk i = l % 8. AHEAD (boxes at n0 + 8 + 64k): the
  * chunk's lo is staged chunk i of `cur`, its hi chunk i + 1 (chunk 0 of
- * `nxt`, the next quarter's slot, for i = 7). Otherwise (the box at n0 +
- * 192): lo is chunk i - 1 (chunk 7 of `prv` for i = 0), hi chunk i. Reads
+ * `other`, the next quarter's slot, for i = 7). Otherwise (the box at n0 +
+ * 192): lo is chunk i - 1 (chunk 7 of `other`, the quarter before's, for
+ * i = 0), hi chunk i. Reads
  * only; the caller rewrites after a warp barrier. */
 template <int DX, bool AHEAD>
 static __device__ __forceinline__ void read_box(uint32_t cur, uint32_t other, int g0, int lane, uint32_t (&w)[4][4]) {
@@ -620,7 +622,7 @@ static __device__ __forceinline__ void boxes_last(uint32_t s0, uint32_t s1, int 
     write_box(s1, g0, lane, w3);
 }
 
-/* The tile's partial chunks at either end of each row (dx > 0): the first
+/* The tile's partial chunks at either end of each row: the first
  * 8 - dx elements of every row (quarter 0, slot chunk 0) and the last dx
  * (quarter 3, slot chunk 7, tile columns 248 + e for e >= 8 - dx). Lane l
  * takes slot row g0 + l / 2 and e = 4 (l % 2) .. + 3 of the row's eight. */
@@ -730,7 +732,9 @@ struct ClassMaps {
  *    tensor stores through shared memory (C's rows 16-byte aligned);
  *  1 A by one map, C staged through the same shared-memory slots and
  *    written by whole warps along rows (C's rows not 16-byte aligned);
- *  2 A by its eight row classes (A's rows not 16-byte aligned), C staged. */
+ *  2 A by its eight row classes (A's rows not 16-byte aligned), C staged,
+ *    rewritten as box images and stored by tensor copies through C's
+ *    row-class maps (ClassMaps.c). */
 template <int V>
 using AParam = typename std::conditional<V == 2, ClassMaps, CUtensorMap>::type;
 
