@@ -51,7 +51,10 @@ other slot for i = 0), and the copy engine stores each 64 x 64 box at
 view column n0 + 8 + 64k or n0 + 192 of class j's view of C (base at the
 16-byte boundary at or below row j's first element), clipped at the
 view's N + dx columns and the class's rows; store_edges at quarters 0 and
-3. Checked as well: every box at a view column that is a multiple of 8,
+3; where dx = 0 (the class's rows on 16-byte boundaries) quarter q is
+itself the box at n0 + 64q, stored once staged, after bulk_wait_read<0>
+at quarter 0 and <1> at the others. Checked as well: every box at a view
+column that is a multiple of 8,
 the only element written twice is chunk 24's and with the same value, no
 slot restaged while a box store may read it (boxes read at the next
 quarter's bulk_wait_read<0> or at the kernel's end), box reads only of
@@ -63,9 +66,10 @@ Exits 1 on the first mismatch. Each mutation must fail: --mutate shifts
 the chunk reads by one element where dx > 0; with --bulk, --mutate-wait
 lets two bulk groups stay pending (bulk_wait_read<2>), and
 --mutate-wait0 leaves out quarter 0's wait (caught only in the next tile;
-with --tensor, quarter 2's).
+with --tensor, quarter 2's), and --mutate-wait1 (--tensor) lets a dx = 0
+tile's quarter 0 wait as <1> (caught after a dx > 0 tile).
     python3 lab/bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]
-        | --tensor [--mutate | --mutate-wait0]
+        | --tensor [--mutate | --mutate-wait0 | --mutate-wait1]
 """
 import sys
 
@@ -77,6 +81,7 @@ W_BM, W_BN, W_C_SLOT = 128, 256, 8192
 
 BULK = False  # --bulk: 15's linear_chunks and bulk row copies
 MUTATE_WAIT = False  # --mutate-wait: bulk_wait_read<2> instead of <1>, which must fail
+MUTATE_WAIT1 = False  # --mutate-wait1 (--tensor): <1> also at a dx = 0 tile's quarter 0, which must fail
 MUTATE_WAIT0 = False  # --mutate-wait0: no wait at quarter 0, caught only across tiles
 MUTATE = False  # --mutate: the chunk reads one element off, which the checks must catch
 
@@ -387,9 +392,17 @@ def write_box(cw, slot, g0, lane, w, tag):
             slots_[(cw, slot)][g * 128 + ((i ^ (g & 7)) << 4) + 4 * t] = (tag, w[k][t])
 
 
-def run_boxes(cw):
-    """bulk_wait_read<0> by the issuing thread: every box store of cw reads its slot now."""
+GROUP = {}  # consumer -> the bulk group (tile, quarter) its last commit closed
+
+
+def run_boxes(cw, keep_last=False):
+    """The issuing thread's bulk_wait_read<0> (every box store of cw reads its
+    slot now) or, keep_last, <1> (all but those of the last group)."""
+    kept = []
     for b in BOXES.get(cw, []):
+        if keep_last and b.get("group") == GROUP.get(cw):
+            kept.append(b)
+            continue
         for rho in range(64):
             yr = b["y"] + rho
             if yr >= b["rows"]:
@@ -409,7 +422,21 @@ def run_boxes(cw):
                         ("element written twice", elem)
                     continue
                 out_put(b["out"], elem, val, b["value_of"])
-    BOXES[cw] = []
+    BOXES[cw] = kept
+
+
+def stage(cw, slot, q, m0, n0, U, value):
+    """All four warps' fragment writes of quarter q into slot (16's staging)."""
+    for warp in range(4):
+        for lane in range(32):
+            for jj in range(8):
+                for h in range(2):
+                    addr, r, c = m07.slot_write_addr(warp, lane, jj, h)
+                    arow = m07.smem_row_a(2, m0, 64 * cw + r, U)
+                    col = n0 + 64 * q + c
+                    assert not any(b["slot"] == slot for b in BOXES.get(cw, [])), \
+                        "a slot restaged while a box store may still read it"
+                    slots_.setdefault((cw, slot), {})[addr] = ((TILE_ID, q), value(arow, col) | (value(arow, col + 1) << 16))
 
 
 def tile_tensor(M, N, Cbase, m0, n0, U, value):
@@ -433,21 +460,23 @@ def tile_tensor(M, N, Cbase, m0, n0, U, value):
     for cw in range(2):
         yb = y + cw * 64
         live = 8 * yb + j < M
+        if cdx == 0:  # rows on 16-byte boundaries: quarter q is the box at n0 + 64q
+            for q in range(4):
+                slot = q & 1
+                run_boxes(cw, keep_last=q > 0 or MUTATE_WAIT1)  # bulk_wait_read<0> at quarter 0, <1> after
+                stage(cw, slot, q, m0, n0, U, value)
+                if live and 64 * q < lim:
+                    BOXES.setdefault(cw, []).append(dict(y=yb, rows=rows_j, N=N, cdx=0, C=C, j=j, n0=n0, out=out,
+                                                         value_of=value_of, x=n0 + 64 * q, slot=slot,
+                                                         tag=(TILE_ID, q), group=(TILE_ID, q)))
+                GROUP[cw] = (TILE_ID, q)
+            continue
         tags = {}
         for q in range(4):
             slot, other = q & 1, (~q) & 1
             if not (MUTATE_WAIT0 and q == 2):
                 run_boxes(cw)  # the issuing thread's bulk_wait_read<0>, then the warpgroup's barrier
-            for warp in range(4):
-                for lane in range(32):
-                    for jj in range(8):
-                        for h in range(2):
-                            addr, r, c = m07.slot_write_addr(warp, lane, jj, h)
-                            arow = m07.smem_row_a(2, m0, 64 * cw + r, U)
-                            col = n0 + 64 * q + c
-                            assert not any(b["slot"] == slot for b in BOXES.get(cw, [])), \
-                                "a slot restaged while a box store may still read it"
-                            slots_.setdefault((cw, slot), {})[addr] = ((TILE_ID, q), value(arow, col) | (value(arow, col + 1) << 16))
+            stage(cw, slot, q, m0, n0, U, value)
             tags[slot] = (TILE_ID, q)
             for warp in range(4):
                 r0 = 8 * (yb + warp * 16) + j
@@ -475,9 +504,12 @@ def tile_tensor(M, N, Cbase, m0, n0, U, value):
             x = n0 + 8 + 64 * (q - 1)
             assert x % 8 == 0, "a box off a 16-byte boundary"
             if live and x - cdx < N:
-                BOXES.setdefault(cw, []).append(dict(common, x=x, slot=other, tag=("B", TILE_ID, q - 1)))
+                BOXES.setdefault(cw, []).append(dict(common, x=x, slot=other, tag=("B", TILE_ID, q - 1),
+                                                     group=(TILE_ID, q)))
             if q == 3 and live and n0 + 192 - cdx < N:
-                BOXES.setdefault(cw, []).append(dict(common, x=n0 + 192, slot=1, tag=("B", TILE_ID, 3)))
+                BOXES.setdefault(cw, []).append(dict(common, x=n0 + 192, slot=1, tag=("B", TILE_ID, 3),
+                                                     group=(TILE_ID, q)))
+            GROUP[cw] = (TILE_ID, q)
             tags[other] = None  # rewritten: no chunk read may see it as staged
             if q == 3:
                 tags[1] = None
@@ -487,18 +519,20 @@ def tile_tensor(M, N, Cbase, m0, n0, U, value):
 def main():
     global MUTATE, BULK, MUTATE_WAIT
     args = sys.argv[1:]
-    if (any(a not in ("--mutate", "--bulk", "--tensor", "--mutate-wait", "--mutate-wait0") for a in args)
+    if (any(a not in ("--mutate", "--bulk", "--tensor", "--mutate-wait", "--mutate-wait0", "--mutate-wait1")
+            for a in args)
+            or ("--mutate-wait1" in args and "--tensor" not in args)
             or sum(a.startswith("--mutate") for a in args) > 1 or ("--bulk" in args and "--tensor" in args)
             or ("--mutate-wait" in args and "--bulk" not in args)
             or ("--mutate-wait0" in args and "--bulk" not in args and "--tensor" not in args)):
         print("usage: bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]"
-              " | --tensor [--mutate | --mutate-wait0]")
+              " | --tensor [--mutate | --mutate-wait0 | --mutate-wait1]")
         return 2
     MUTATE, BULK, MUTATE_WAIT = "--mutate" in args, "--bulk" in args, "--mutate-wait" in args
     global MUTATE_WAIT0
     MUTATE_WAIT0 = "--mutate-wait0" in args
-    global TENSOR
-    TENSOR = "--tensor" in args
+    global TENSOR, MUTATE_WAIT1
+    TENSOR, MUTATE_WAIT1 = "--tensor" in args, "--mutate-wait1" in args
     value = lambda r, c: (r * 7919 + c * 104729 + 12345) & 0xFFFF  # noqa: E731
     shapes = [(4095, 4095), (4095, 4096), (4096, 4095), (1024, 4095), (1031, 300), (2049, 520), (1100, 256),
               (4097, 4097), (1024, 1), (1024, 7), (2048, 1030), (1030, 263)]
@@ -521,6 +555,7 @@ def main():
             PENDING.clear()
             SEQ.clear()
             BOXES.clear()
+            GROUP.clear()
             for m0 in tiles:
                 for n0 in ns:
                     if not (BULK or TENSOR):

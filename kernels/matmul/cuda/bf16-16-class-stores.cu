@@ -16,10 +16,15 @@
  * before chunk 1 and the dx after chunk 31 are stored an element at a
  * time (store_edges), and the copy engine clips N's and M's edges. A slot
  * is restaged only after the store that read it has (bulk_wait_read<0>).
+ * Where a class's rows start on 16-byte boundaries (dx = 0: C aligned and
+ * N % 8 == 0, as at 4096x4096x4095) quarter q is itself the box at view
+ * column n0 + 64q, stored as soon as it is staged, as the aligned path
+ * stores it.
  * `python3 lab/bf16_14_chunks.py --tensor` checks the arithmetic on the
  * CPU: every element of C once with its value for every dx, edge and C
  * offset, a shape's tiles back to back with each box read at the latest
- * moment the waits allow (`--mutate`, `--mutate-wait0` fail). ptxas: no
+ * moment the waits allow (`--mutate`, `--mutate-wait0`, `--mutate-wait1`
+ * fail). ptxas: no
  * spill.
  * Predicted: most of the 11.3 us at 4095^3 if the copy engine's stores
  * are what 14 lacks (15 tests that with a bulk copy a row); the other
@@ -941,6 +946,39 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                 const int dx = map_a.cdx[cj], lim = N - n0;
                 const CUtensorMap *const mc = &map_a.c[cj];
                 const bool live = 8 * yb + cj < M; /* a row of the warpgroup's 64 lies in C */
+                if (dx == 0) {
+                    /* The class's rows start on 16-byte boundaries: quarter q
+                     * is itself the box at view column n0 + 64q, stored as
+                     * soon as it is staged (the aligned path's store). Before
+                     * quarter 0 every store of the last tile must have read
+                     * its slot (a dx > 0 tile's last group holds both). */
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        const uint32_t slot = q & 1 ? s1 : s0;
+                        if (wt == 0) {
+                            if (q == 0) bulk_wait_read<0>();
+                            else bulk_wait_read<1>();
+                        }
+                        named_sync(1 + cw, 128);
+#pragma unroll
+                        for (int jj = 0; jj < 8; jj++) {
+                            const int j = 8 * q + jj;
+#pragma unroll
+                            for (int h = 0; h < 2; h++) {
+                                const int r = rb + 8 * h;
+                                st_shared_b32(slot + r * 128 + ((jj ^ (r & 7)) << 4) + (lane % 4) * 4,
+                                              pack_bf16x2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]));
+                            }
+                        }
+                        fence_proxy_async();
+                        named_sync(1 + cw, 128);
+                        if (wt == 0) {
+                            if (live && 64 * q < lim) tma_store_2d(mc, slot, n0 + 64 * q, yb);
+                            bulk_commit();
+                        }
+                    }
+                    continue;
+                }
 #pragma unroll
                 for (int q = 0; q < 4; q++) {
                     const uint32_t slot = q & 1 ? s1 : s0, other = q & 1 ? s0 : s1;
