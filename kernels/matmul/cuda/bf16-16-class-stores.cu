@@ -542,6 +542,26 @@ static __device__ __forceinline__ void st_shared_v4(uint32_t addr, uint32_t a, u
     asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
 }
 
+/* A consumer warp's fragments of quarter q (columns 64q..64q+63 of the
+ * warpgroup's 64 rows) into a C slot as the copy engine's 128-byte swizzle
+ * lays out a 64x64 box: row r at 128r, its 16-byte chunk c at c ^ (r % 8).
+ * Warp w holds rows 16w + lane/4 (+8) (rb, rb + 8); register 4j + {0,1}
+ * columns 8j + 2*(lane%4) + {0,1}, 4j + {2,3} the same columns 8 rows
+ * down. A warp's 32 four-byte writes of one (j, h) cover 8 rows with 8
+ * different chunks: every bank once. */
+static __device__ __forceinline__ void stage_quarter(uint32_t slot, const float (&d)[128], int rb, int lane, int q) {
+#pragma unroll
+    for (int jj = 0; jj < 8; jj++) {
+        const int j = 8 * q + jj;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = rb + 8 * h;
+            st_shared_b32(slot + r * 128 + ((jj ^ (r & 7)) << 4) + (lane % 4) * 4,
+                          pack_bf16x2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]));
+        }
+    }
+}
+
 /* The row-class tiles' C (V == 2). A tile's C rows lie 8 rows (16 N
  * bytes) apart and all start the same DX elements past a 16-byte
  * boundary, so class j's view of C (C's map j: base at the 16-byte
@@ -904,16 +924,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                     const uint32_t slot = mine + (uint32_t)(q & 1) * W_C_SLOT;
                     if (wt == 0) bulk_wait_read<1>();
                     named_sync(1 + cw, 128);
-#pragma unroll
-                    for (int jj = 0; jj < 8; jj++) {
-                        const int j = 8 * q + jj;
-#pragma unroll
-                        for (int h = 0; h < 2; h++) {
-                            const int r = rb + 8 * h;
-                            st_shared_b32(slot + r * 128 + ((jj ^ (r & 7)) << 4) + (lane % 4) * 4,
-                                          pack_bf16x2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]));
-                        }
-                    }
+                    stage_quarter(slot, d, rb, lane, q);
                     fence_proxy_async();
                     named_sync(1 + cw, 128);
                     if (wt == 0) {
@@ -960,16 +971,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                             else bulk_wait_read<1>();
                         }
                         named_sync(1 + cw, 128);
-#pragma unroll
-                        for (int jj = 0; jj < 8; jj++) {
-                            const int j = 8 * q + jj;
-#pragma unroll
-                            for (int h = 0; h < 2; h++) {
-                                const int r = rb + 8 * h;
-                                st_shared_b32(slot + r * 128 + ((jj ^ (r & 7)) << 4) + (lane % 4) * 4,
-                                              pack_bf16x2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]));
-                            }
-                        }
+                        stage_quarter(slot, d, rb, lane, q);
                         fence_proxy_async();
                         named_sync(1 + cw, 128);
                         if (wt == 0) {
@@ -984,16 +986,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                     const uint32_t slot = q & 1 ? s1 : s0, other = q & 1 ? s0 : s1;
                     if (wt == 0) bulk_wait_read<0>();
                     named_sync(1 + cw, 128);
-#pragma unroll
-                    for (int jj = 0; jj < 8; jj++) {
-                        const int j = 8 * q + jj;
-#pragma unroll
-                        for (int h = 0; h < 2; h++) {
-                            const int r = rb + 8 * h;
-                            st_shared_b32(slot + r * 128 + ((jj ^ (r & 7)) << 4) + (lane % 4) * 4,
-                                          pack_bf16x2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]));
-                        }
-                    }
+                    stage_quarter(slot, d, rb, lane, q);
                     __syncwarp();
                     if (q == 0) store_edges(slot, g0, lane, false, dx, p, rstep, r0, M, lim);
                     if (q == 3) store_edges(slot, g0, lane, true, dx, p, rstep, r0, M, lim);
@@ -1047,16 +1040,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
 #pragma unroll
                 for (int q = 0; q < 4; q++) {
                     const uint32_t slot = mine + (uint32_t)(q & 1) * W_C_SLOT;
-#pragma unroll
-                    for (int jj = 0; jj < 8; jj++) {
-                        const int j = 8 * q + jj;
-#pragma unroll
-                        for (int h = 0; h < 2; h++) {
-                            const int r = rb + 8 * h;
-                            st_shared_b32(slot + r * 128 + ((jj ^ (r & 7)) << 4) + (lane % 4) * 4,
-                                          pack_bf16x2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]));
-                        }
-                    }
+                    stage_quarter(slot, d, rb, lane, q);
                     named_sync(1 + cw, 128);
                     const int c0 = n0 + 64 * q, lim = N - c0; /* valid elements of the quarter's rows */
                     if (lim > 0) {
