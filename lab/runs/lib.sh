@@ -17,3 +17,7 @@ lab_stamp() {
   echo "commit ${1:-unknown}" >"$OUT/commit.txt"
   nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader >>"$OUT/commit.txt" 2>&1
 }
+# matmul's 16 partial and unaligned extras for the row-class C stores (as
+# KP_CORRECT_ARGS): row-class tiles with N odd and even, C's rows at every
+# alignment, dead tiles, and the small shapes that take other paths.
+MM_ROWCLASS_EXTRAS=--shape,768x520x72,--shape,1024x1030x1001,--shape,2048x1030x1001,--shape,4097x4095x4095,--shape,1031x300x9,--shape,4096x4096x4095,--shape,4096x4095x4096,--shape,2049x520x1,--shape,1024x7x9,--shape,1100x256x200,--shape,1024x4097x4095,--shape,1000x1032x8192,--shape,4095x4095x4095,--shape,1024x4095x4095,--shape,3000x263x1031,--shape,1030x1x17

@@ -13,7 +13,7 @@ OUT=$OUT/ops KP_COMMIT=${1:-unknown} KP_JOBS=4 KP_CORRECT_KERNELS='matmul/cuda/b
   timeout 110 bash scripts/gpu-check.sh build,correct >"$OUT/ops.log" 2>&1
 echo "ops exit $?"; pack
 OUT=$OUT/extra KP_COMMIT=${1:-unknown} KP_JOBS=4 KP_CORRECT_KERNELS='matmul/cuda/bf16-1[56]' \
-KP_CORRECT_ARGS=--shape,768x520x72,--shape,1024x1030x1001,--shape,2048x1030x1001,--shape,4097x4095x4095,--shape,1031x300x9,--shape,4096x4096x4095,--shape,4096x4095x4096,--shape,2049x520x1,--shape,1024x7x9,--shape,1100x256x200,--shape,1024x4097x4095,--shape,1000x1032x8192,--shape,4095x4095x4095,--shape,1024x4095x4095,--shape,3000x263x1031,--shape,1030x1x17 \
+KP_CORRECT_ARGS=$MM_ROWCLASS_EXTRAS \
   timeout 60 bash scripts/gpu-check.sh correct >"$OUT/extra.log" 2>&1
 echo "extra exit $?"; pack
 OUT=$OUT/time KP_COMMIT=${1:-unknown} KP_KERNELS='matmul/cuda/bf16-1[456]' KP_BUDGET=2 \
