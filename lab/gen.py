@@ -1547,3 +1547,61 @@ diagnostic(f"{MM}/bf16-14-chunk-store.cu", f"{MM}/bf16-50-lab-nostore.cu", "50-l
 diagnostic(f"{MM}/bf16-14-chunk-store.cu", f"{MM}/bf16-51-lab-noepilogue.cu", "51-lab-noepilogue",
            "14 with the row-class tiles' C neither staged nor stored.",
            (("            } else if constexpr (V == 2) {\n", "            } else if constexpr (V == 2) {\n                if (M >= 0) continue;\n", 1),))
+# matmul bf16 52: 14 as it is, with each CTA's SM clock over the product
+# measured inside it (clock64 and %globaltimer read by thread 0 after the
+# first cluster barrier and after the last), printed on stderr a call by
+# the entry, which waits for the stream (so it is for lab/mm_kernels.py,
+# never for kproof). Says at what clock a cold call runs: the H200 at its
+# 700 W limit ran 12 and cuBLAS back to back at 1455-1515 MHz.
+CLK_DEFS = """__device__ unsigned long long g_lab_clk[4096][5]; /* clock64 and globaltimer at start and end, %smid */
+static __device__ __forceinline__ unsigned long long lab_gtime() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+static __device__ __forceinline__ unsigned lab_smid() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+    return r;
+}
+template <int V>
+static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma("""
+CLK_HOST = """    if (rc) return rc;
+    if (!KP_CUDA_OK(cudaStreamSynchronize(s))) return 1;
+    {
+        static unsigned long long h[4096][5];
+        if (!KP_CUDA_OK(cudaMemcpyFromSymbol(h, g_lab_clk, sizeof h))) return 1;
+        static double mhz[4096];
+        int n = 0;
+        unsigned long long t0 = ~0ull, t1 = 0, s0 = 0, s1 = ~0ull;
+        for (int i = 0; i < 4096; i++) {
+            if (!h[i][3] || h[i][3] <= h[i][1]) continue;
+            mhz[n++] = (double)(h[i][2] - h[i][0]) * 1e3 / (double)(h[i][3] - h[i][1]);
+            if (h[i][1] < t0) t0 = h[i][1];
+            if (h[i][3] > t1) t1 = h[i][3];
+            if (h[i][1] > s0) s0 = h[i][1];
+            if (h[i][3] < s1) s1 = h[i][3];
+        }
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && mhz[j - 1] > mhz[j]; j--) { const double x = mhz[j]; mhz[j] = mhz[j - 1]; mhz[j - 1] = x; }
+        if (n)
+            fprintf(stderr, "lab-clock: M=%lld N=%lld K=%lld ctas=%d span_us=%.2f start_skew_us=%.2f end_skew_us=%.2f sm_mhz min=%.0f median=%.0f max=%.0f\\n",
+                    (long long)M, (long long)N, (long long)K, n, (double)(t1 - t0) / 1e3, (double)(s0 - t0) / 1e3,
+                    (double)(t1 - s1) / 1e3, mhz[0], mhz[n / 2], mhz[n - 1]);
+    }
+    return KP_CUDA_OK(cudaGetLastError()) ? 0 : 1;
+}
+"""
+variant(f"{MM}/bf16-14-chunk-store.cu", f"{MM}/bf16-52-lab-clock.cu",
+        "LAB 52-lab-clock: 14 with each CTA's SM clock over the product printed on stderr a call (waits for the stream: lab/mm_kernels.py only).",
+        (("template <int V>\nstatic __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(", CLK_DEFS, 1),
+         ("    cluster_sync(); /* no multicast or remote arrive reaches a barrier before it is initialized */\n",
+          "    cluster_sync(); /* no multicast or remote arrive reaches a barrier before it is initialized */\n"
+          "    if (tid == 0) { g_lab_clk[blockIdx.x][0] = clock64(); g_lab_clk[blockIdx.x][1] = lab_gtime(); g_lab_clk[blockIdx.x][4] = lab_smid(); }\n", 1),
+         ("    cluster_sync();\n#else\n",
+          "    cluster_sync();\n    if (tid == 0) { g_lab_clk[blockIdx.x][2] = clock64(); g_lab_clk[blockIdx.x][3] = lab_gtime(); }\n#else\n", 1),
+         ("    if (K > 0 && K <= KCHUNK && N <= INT32_MAX - W_BN) {\n",
+          "    {\n        void *clk = NULL;\n        if (!KP_CUDA_OK(cudaGetSymbolAddress(&clk, g_lab_clk)) || !KP_CUDA_OK(cudaMemsetAsync(clk, 0, sizeof g_lab_clk, s))) return 1;\n    }\n"
+          "    if (K > 0 && K <= KCHUNK && N <= INT32_MAX - W_BN) {\n", 1),
+         ("    if (rc) return rc;\n    return KP_CUDA_OK(cudaGetLastError()) ? 0 : 1;\n}\n", CLK_HOST, 1),
+         ("#include <string.h>\n", "#include <stdio.h>\n#include <string.h>\n", 1)))
