@@ -39,7 +39,7 @@ dtype, gen) -> its arguments). An op without that file has no torch
 baseline; --plan prints the rows a run would time, without torch.
 
     python3 bench/torch_baselines.py --out results.json [--ops softmax,layernorm] [--dtypes bf16,f32] [--kernels]
-                                     [--kproof build/kproof]
+                                     [--kproof build/kproof] [--ops OP --shape MxNxK ...]
     python3 bench/torch_baselines.py --plan
 """
 import argparse
@@ -48,6 +48,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -66,6 +67,22 @@ def registry(kproof):
         rows = [(tuple(c["shape"]), c["min_bytes"], c["flops"]) for c in op["canonical"]]
         fams.setdefault(op["family"], []).append((op["dtype"], rows))
     return fams
+
+
+def shape_cost(kproof, family, dtype, text, ap):
+    """(shape, min_bytes, flops) of one shape of an op, from `kproof worth
+    FAMILY --dtype DT --shape S --json` (the op's own cost model); an
+    argparse error where kproof refuses the shape."""
+    r = subprocess.run([kproof, "worth", family, "--dtype", dtype, "--shape", text, "--json"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        ap.error("kproof worth refused shape '%s' for %s %s: %s" % (text, family, dtype, r.stderr.strip()[-300:]))
+    sh = json.loads(r.stdout)["shapes"][0]
+    dims = tuple(int(v) for v in re.split(r"[x,]", text.lower()))
+    flops = sh["flops"]
+    if family == "matmul" and len(dims) == 3:
+        flops = 2 * dims[0] * dims[1] * dims[2]  # exact (the JSON's number carries 9 digits)
+    return dims, sh["bytes"], flops
 
 
 def baseline_path(family):
@@ -212,8 +229,18 @@ def main():
     ap.add_argument("--dtypes", default="", help="comma list of dtypes, in the order to time them (default: the registry's)")
     ap.add_argument("--kernels", action="store_true",
                     help="after each row's timing, profile one call and record the kernels it launched")
+    ap.add_argument("--shape", action="append", default=[],
+                    help="time this shape (e.g. 8192x50257x768) instead of the benchmark shapes; repeatable; "
+                         "needs --ops naming one op family")
     args = ap.parse_args()
     fams = registry(args.kproof)
+    if args.shape:
+        if len([o for o in args.ops.split(",") if o]) != 1:
+            ap.error("--shape needs --ops naming one op family")
+        op = args.ops
+        if op not in fams:
+            ap.error("unknown op family '%s'" % op)
+        fams[op] = [(dt, [shape_cost(args.kproof, op, dt, sh, ap) for sh in args.shape]) for dt, _ in fams[op]]
     # Memory-bound ops (under 16 FLOPs a byte) first, compute-bound ones
     # last, each group in the registry's order: max-autotune of a GEMM
     # takes minutes, so a run cut short by its time limit loses those.

@@ -21,7 +21,9 @@
 # KP_DEMO_ARGS, KP_DEMO_TIMEOUT, KP_TORCH_OPS (default: every op with a torch
 # baseline, bench/torch_baselines.py), KP_TORCH_DTYPES (default: all, in the
 # registry's order; a list also sets the order), KP_TORCH_BUDGET (seconds per
-# mode and shape), KP_TORCH_TIMEOUT, KP_TORCH_KERNELS (non-empty: record the
+# mode and shape), KP_TORCH_SHAPES (shapes instead of the benchmark ones,
+# commas between them, with KP_TORCH_OPS naming one op: 1021x1031x1039,8192x50257x768),
+# KP_TORCH_TIMEOUT, KP_TORCH_KERNELS (non-empty: record the
 # kernels each torch mode launched; such a run's torch times explain, they
 # are not a table of record), KP_INIT_BUDGET, KP_INIT_ARGS (init's eval
 # arguments, e.g. --shape-set,canonical: the starting points timed without
@@ -139,6 +141,7 @@ stamp "env"
   # What narrows the correct stage's shapes (its summary heading says so).
   [ -n "$KP_CORRECT_ARGS" ] && echo "correct args: ${KP_CORRECT_ARGS//,/ }"
   [ -n "$KP_INIT_ARGS" ] && echo "init args: ${KP_INIT_ARGS//,/ }"
+  [ -n "${KP_TORCH_SHAPES:-}" ] && echo "torch shapes: ${KP_TORCH_SHAPES//,/ }"
   if [ "$KP_BACKEND" = cuda ]; then
     nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu --format=csv
     nvcc --version | tail -1
@@ -258,7 +261,7 @@ stage_torch() {
   stamp "torch baselines"
   PYTHONUNBUFFERED=1 timeout "${KP_TORCH_TIMEOUT:-900}" python3 bench/torch_baselines.py --out "$R/torch.json" \
     --kproof "$K" ${KP_TORCH_OPS:+--ops "$KP_TORCH_OPS"} ${KP_TORCH_DTYPES:+--dtypes "$KP_TORCH_DTYPES"} --budget "${KP_TORCH_BUDGET:-3}" \
-    ${KP_TORCH_KERNELS:+--kernels} >"$R/torch.log" 2>&1
+    ${KP_TORCH_KERNELS:+--kernels} $(for t in ${KP_TORCH_SHAPES:+${KP_TORCH_SHAPES//,/ }}; do printf -- '--shape %s ' "$t"; done) >"$R/torch.log" 2>&1
   echo "torch exit $?"; tail -3 "$R/torch.log"
 }
 
