@@ -35,7 +35,10 @@
 # --cluster C (2 or 4, default 2) and --group G (unit rows a group,
 # default 8) model the kernel built with W_CLUSTER C, W_GROUP G (lab 48:
 # --cluster 4 --group 4): units of C tiles, U = ceil(ceil(rows0 / 128) / C).
-#   python3 lab/bf16_07_unaligned.py [--cluster C] [--group G]
+# --c-classes models lab 53's host test (row classes also where A's rows
+# are aligned, K % 8 == 0, and C's are not: every class at dx 0), with
+# shapes that take it.
+#   python3 lab/bf16_07_unaligned.py [--cluster C] [--group G] [--c-classes]
 import argparse
 import random
 
@@ -200,17 +203,23 @@ def smem_row_a(V, m0, srow, U):  # the A row (so the C row) shared row srow of t
     return m0 + srow
 
 
-def uses_classes(M, K, off):  # the host's test
-    return not (off == 0 and K % 8 == 0) and off % 16 == 0 and M >= 8 * W_BM
+C_CLASSES = False  # --c-classes: lab 53's host test (classes wherever C's rows are unaligned too)
+
+
+def uses_classes(M, K, off, N=8):  # the host's test (C at a 16-byte boundary)
+    unaligned = not (off == 0 and K % 8 == 0) or (C_CLASSES and N % 8 != 0)
+    return unaligned and off % 16 == 0 and M >= 8 * W_BM
 
 
 def check_classes():
     n = 0
     shapes = [(M, N, K) for (M, N, K) in CANONICAL + EDGE + QUICK + RUN if K <= KCHUNK]
     shapes += [(1024, 256, 7), (1031, 300, 9), (2049, 520, 1), (1100, 256, 200)]
+    if C_CLASSES:  # K % 8 == 0, C's rows unaligned: every class at dx 0
+        shapes += [(4096, 4095, 4096), (1024, 4097, 768), (2048, 1030, 64), (1031, 9, 8), (8192, 50257, 768)]
     for (M, N, K) in shapes:
-        if not uses_classes(M, K, 0):
-            assert M < 8 * W_BM or K % 8 == 0
+        if not uses_classes(M, K, 0, N):
+            assert M < 8 * W_BM or (K % 8 == 0 and (N % 8 == 0 or not C_CLASSES))
             continue
         A = 0x100000
         lo_a, hi_a = A, A + 2 * M * K
@@ -448,7 +457,11 @@ def main():
     ap = argparse.ArgumentParser(description="matmul bf16 07's index arithmetic on the CPU")
     ap.add_argument("--cluster", type=int, choices=(2, 4), default=2, help="CTAs a cluster, W_CLUSTER (default 2)")
     ap.add_argument("--group", type=int, default=8, help="unit rows a group, W_GROUP (default 8)")
+    ap.add_argument("--c-classes", action="store_true",
+                    help="lab 53's host test: row classes also where A's rows are aligned and C's are not")
     args = ap.parse_args()
+    global C_CLASSES
+    C_CLASSES = args.c_classes
     if args.group < 1:
         ap.error("--group must be at least 1")
     configure(args.cluster, args.group)

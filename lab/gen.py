@@ -1605,3 +1605,14 @@ variant(f"{MM}/bf16-14-chunk-store.cu", f"{MM}/bf16-52-lab-clock.cu",
           "    if (K > 0 && K <= KCHUNK && N <= INT32_MAX - W_BN) {\n", 1),
          ("    if (rc) return rc;\n    return KP_CUDA_OK(cudaGetLastError()) ? 0 : 1;\n}\n", CLK_HOST, 1),
          ("#include <string.h>\n", "#include <stdio.h>\n#include <string.h>\n", 1)))
+# matmul bf16 53: 14 with A's row classes wherever C's rows are not
+# 16-byte aligned, not only where A's are: with K % 8 == 0 every class
+# starts at dx 0 (A read as eight strided views, B's rows unshifted), and
+# the tile's C rows, 16 N bytes apart, share one dx, so 14's chunk store
+# replaces the row store of V == 1 (N % 8 != 0 with K % 8 == 0, e.g. a
+# vocabulary projection 8192x50257x768, or C off a 16-byte boundary).
+# python3 lab/bf16_07_unaligned.py --c-classes checks the class walk there.
+variant(f"{MM}/bf16-14-chunk-store.cu", f"{MM}/bf16-53-lab-cclasses.cu",
+        "LAB 53-lab-cclasses: 14 with row classes wherever C's rows are unaligned (chunk stores where 14 stores a row at a time).",
+        (("    const bool classes = W_ROW_CLASSES && !va && aligned16(A) && M >= 8 * W_BM;\n",
+          "    const bool classes = W_ROW_CLASSES && (!va || !vc) && aligned16(A) && M >= 8 * W_BM;\n", 1),))
