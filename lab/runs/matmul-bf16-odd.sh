@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # lab/runs/matmul-bf16-odd.sh: matmul bf16 at odd shapes beside torch.
-# Lab 53 (14 with row classes wherever C's rows are unaligned, lab/gen.py)
+# Lab 53 (bf16-53-lab-cclasses.cu: 14 with row classes wherever C's rows
+# are unaligned, lab/gen.py)
 # checked on the op's 14 shapes and the row-class extras plus three with
 # K % 8 == 0 and N odd; then one gpu-check run: 14 and 53 (or the kernels
 # $2 names, a regex on the file path) timed at 1021x1031x1039 (the op's
