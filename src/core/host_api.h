@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "kproof/kproof.h"
 #include "proto/proto.h"
@@ -47,6 +48,33 @@ int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, si
 int kp_wk_call(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const void *extra, size_t extralen, void *rep,
                size_t repcap, size_t *replen, double timeout_s, char *err, size_t errlen);
 double kp_wk_last_wall(const kp_wk *w);
+
+/* CPU work of a host worker, read from outside it: the process's CPU clock
+ * (every thread, ended ones included) and its main thread's run time
+ * (/proc/<pid>/task/<pid>/schedstat), in ns, taken just before each request
+ * is written and just after its reply is read. The candidate shares the
+ * worker's process and could forge anything the worker reports; these
+ * numbers come from the kernel. */
+typedef struct kp_wk_cpu {
+    int on;                      /* the numbers below are measured */
+    uint32_t last_type;          /* the last request: its message type, */
+    int64_t last_ns, last_main_ns; /* CPU of every thread and of the main one */
+    size_t last_reply;           /* and its reply's bytes */
+    /* Since kp_wk_cpu_take: */
+    int64_t idle_ns, idle_max_ns; /* between requests (the worker waits to read) */
+    int gaps;
+    int64_t side_ns, side_max_ns; /* threads other than the main one, in requests that run no call */
+    int side_type;               /* the request type of side_max_ns */
+} kp_wk_cpu;
+/* Turns accounting on for a started host worker (0 ok, -1 when the kernel
+ * does not give the numbers: then it stays off). */
+int kp_wk_cpu_start(kp_wk *w);
+/* The numbers so far; take=1 also resets the accumulators. */
+kp_wk_cpu kp_wk_cpu_get(kp_wk *w, int take);
+/* Processes in the worker's sandbox besides its init and the worker (a
+ * daemon it left), and the CPU of children that ended (reaped by the
+ * worker or by init), in ns at the kernel's tick. -1 when unknown. */
+int kp_wk_strays(kp_wk *w, int64_t *children_cpu_ns);
 /* The tail of what the worker printed (stdout + stderr), and how much. */
 const char *kp_wk_log(const kp_wk *w, int64_t *total_bytes);
 void kp_wk_stop(kp_wk *w);

@@ -8,6 +8,7 @@
  * command line: it is the first thing written to the request pipe.
  * A worker dies with the parent, and an interrupted parent kills the
  * worker's group and removes its private folder first (cleanup.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,6 +46,14 @@ struct kp_wk {
     char tail_lin[LOG_TAIL + 1];
     char tmpdir[64];      /* private copy of the candidate's build */
     int slot;             /* its entry in cleanup.h's list, -1 none */
+    /* CPU accounting (host backend): the worker process's CPU clock and its
+     * main thread's run time, read from outside at every request's edges. */
+    int acct;             /* on */
+    pid_t target;         /* the worker process itself (under the sandbox's keeper and init) */
+    pid_t init;           /* the sandbox's pid 1, or 0 */
+    clockid_t clk;        /* target's process CPU clock */
+    int64_t end_cpu;      /* at the end of the last request (-1: none yet) */
+    kp_wk_cpu cpu;
 };
 
 static const char *bin_dir(void) {
@@ -86,6 +95,196 @@ const char *kp_wk_log(const kp_wk *w, int64_t *total) {
     m->tail_lin[n] = 0;
     if (total) *total = m->log_total;
     return m->tail_lin;
+}
+
+/* ---- CPU accounting (host) ----------------------------------------------- */
+
+/* The pids listed in /proc/<pid>/task/<tid>/children for every thread of
+ * pid, at most cap of them; -1 when the folder cannot be read. */
+static int children_of(pid_t pid, pid_t *out, int cap) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char cp[96];
+        snprintf(cp, sizeof cp, "/proc/%d/task/%.20s/children", (int)pid, e->d_name);
+        FILE *f = fopen(cp, "r");
+        if (!f) continue;
+        long c;
+        while (fscanf(f, "%ld", &c) == 1)
+            if (n < cap) out[n++] = (pid_t)c;
+            else n++;
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
+static int comm_is(pid_t pid, const char *prefix) {
+    char path[48], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int ok = fgets(comm, sizeof comm, f) != NULL && strncmp(comm, prefix, strlen(prefix)) == 0;
+    fclose(f);
+    return ok;
+}
+
+/* The main thread's run time in ns (schedstat's first field), -1 unknown. */
+static int64_t main_run_ns(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    long long v = -1;
+    if (fscanf(f, "%lld", &v) != 1) v = -1;
+    fclose(f);
+    return v;
+}
+
+static int64_t clock_ns(clockid_t c) {
+    struct timespec ts;
+    if (clock_gettime(c, &ts)) return -1;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int kp_wk_cpu_start(kp_wk *w) {
+    if (!w || w->dead) return -1;
+    /* The worker is the first process named kproof-worker-* below the one
+     * kproof forked (itself without a sandbox; else under the keeper and,
+     * with a pid namespace, the sandbox's init). */
+    pid_t level[8], next[8], lpar[8], npar[8];
+    int nl = 1;
+    level[0] = w->pid;
+    lpar[0] = 0;
+    pid_t found = 0, parent = 0;
+    for (int depth = 0; depth < 4 && !found && nl > 0; depth++) {
+        int nn = 0;
+        for (int i = 0; i < nl && !found; i++) {
+            if (comm_is(level[i], "kproof-worker")) {
+                found = level[i];
+                parent = lpar[i];
+                break;
+            }
+            pid_t ch[8];
+            int k = children_of(level[i], ch, 8);
+            for (int j = 0; j < k && j < 8 && nn < 8; j++) {
+                next[nn] = ch[j];
+                npar[nn++] = level[i];
+            }
+        }
+        memcpy(level, next, (size_t)nn * sizeof *level);
+        memcpy(lpar, npar, (size_t)nn * sizeof *lpar);
+        nl = nn;
+    }
+    if (!found) return -1;
+    clockid_t clk;
+    if (clock_getcpuclockid(found, &clk) || clock_ns(clk) < 0 || main_run_ns(found) < 0) return -1;
+    w->target = found;
+    w->init = parent && comm_is(parent, "kproof-init") ? parent : 0;
+    w->clk = clk;
+    memset(&w->cpu, 0, sizeof w->cpu);
+    w->cpu.on = 1;
+    w->end_cpu = clock_ns(clk);
+    w->acct = 1;
+    return 0;
+}
+
+kp_wk_cpu kp_wk_cpu_get(kp_wk *w, int take) {
+    kp_wk_cpu r = w->cpu;
+    if (take) {
+        w->cpu.idle_ns = w->cpu.idle_max_ns = 0;
+        w->cpu.gaps = 0;
+        w->cpu.side_ns = w->cpu.side_max_ns = 0;
+        w->cpu.side_type = 0;
+    }
+    return r;
+}
+
+/* Children's CPU (cutime + cstime) of one process, in ns; -1 unknown. */
+static int64_t reaped_cpu_ns(pid_t pid) {
+    char path[48], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the command may hold spaces */
+    if (!p) return -1;
+    long long v[20];
+    /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime */
+    char st;
+    if (sscanf(p + 1, " %c %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", &st, &v[0], &v[1],
+               &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12], &v[13]) != 15)
+        return -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0) return -1;
+    return (v[12] + v[13]) * (1000000000LL / hz);
+}
+
+int kp_wk_strays(kp_wk *w, int64_t *children_cpu_ns) {
+    *children_cpu_ns = -1;
+    if (!w->acct || w->dead) return -1;
+    pid_t ch[16];
+    int n = children_of(w->target, ch, 16);
+    if (n < 0) return -1;
+    int strays = n;
+    int64_t cpu = reaped_cpu_ns(w->target);
+    if (cpu < 0) return -1;
+    if (w->init) {
+        int k = children_of(w->init, ch, 16);
+        if (k < 0) return -1;
+        for (int i = 0; i < k && i < 16; i++)
+            if (ch[i] != w->target) strays++;
+        if (k > 16) strays += k - 16;
+        int64_t ic = reaped_cpu_ns(w->init);
+        if (ic < 0) return -1;
+        cpu += ic;
+    }
+    *children_cpu_ns = cpu;
+    return strays;
+}
+
+/* A request's edges. */
+static void acct_begin(kp_wk *w, int64_t *c0, int64_t *m0) {
+    *c0 = *m0 = -1;
+    if (!w->acct) return;
+    *c0 = clock_ns(w->clk);
+    *m0 = main_run_ns(w->target);
+    if (*c0 < 0 || *m0 < 0) return;
+    if (w->end_cpu >= 0) {
+        int64_t idle = *c0 - w->end_cpu;
+        if (idle < 0) idle = 0;
+        w->cpu.idle_ns += idle;
+        if (idle > w->cpu.idle_max_ns) w->cpu.idle_max_ns = idle;
+        w->cpu.gaps++;
+    }
+}
+
+/* A request's end. */
+static void acct_end(kp_wk *w, uint32_t type, int64_t c0, int64_t m0, size_t reply) {
+    if (!w->acct || c0 < 0 || m0 < 0) return;
+    int64_t c1 = clock_ns(w->clk), m1 = main_run_ns(w->target);
+    if (c1 < 0 || m1 < 0) return;
+    w->end_cpu = c1;
+    w->cpu.last_type = type;
+    w->cpu.last_ns = c1 - c0;
+    w->cpu.last_main_ns = m1 - m0;
+    w->cpu.last_reply = reply;
+    if (type != KP_MSG_RUN && type != KP_MSG_BATCH) { /* requests that run no call */
+        int64_t side = (c1 - c0) - (m1 - m0);
+        if (side < 0) side = 0;
+        w->cpu.side_ns += side;
+        if (side > w->cpu.side_max_ns) {
+            w->cpu.side_max_ns = side;
+            w->cpu.side_type = (int)type;
+        }
+    }
 }
 
 static void describe_death(kp_wk *w, char *err, size_t len) {
@@ -481,6 +680,8 @@ static int unlocks_early(uint32_t type) { return type == KP_MSG_FETCH || type ==
 static int call_locked(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const void *extra, size_t extralen,
                        void *rep, size_t repcap, size_t *replen, double timeout_s, char *err, size_t errlen, int *held) {
     uint32_t seq = ++w->seq;
+    int64_t c0, m0;
+    acct_begin(w, &c0, &m0);
     double t0 = kp_wall_s();
     if (kp_frame_write2(w->req, type, w->token, seq, req, (uint32_t)reqlen, extra, (uint32_t)extralen))
         return finish_error(w, KP_WK_DIED, err, errlen, timeout_s);
@@ -528,6 +729,7 @@ static int call_locked(kp_wk *w, uint32_t type, const void *req, size_t reqlen, 
             return finish_error(w, KP_WK_FRAME, err, errlen, 0);
         }
         w->last_wall = kp_wall_s() - t0;
+        acct_end(w, type, c0, m0, h.len);
         if (h.type == KP_MSG_FAIL) {
             kp_fail f;
             memset(&f, 0, sizeof f);

@@ -1,6 +1,8 @@
-/* account.c: the device-work account (cuda): after each phase the worker
+/* account.c: the work account. On cuda, after each phase the worker
  * reports every device operation since the last account, and this judges
- * it: work outside the calls' windows, lost records, library kernels.
+ * it: work outside the calls' windows, lost records, library kernels. On
+ * the host, kproof reads the worker's CPU from the kernel at every
+ * request's edges and judges the work outside calls.
  * Part of the protocol (eval.c tells the story). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,11 +79,77 @@ static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
     }
 }
 
+/* ---- accounting: the worker's CPU, every request (host) ---------------------------- */
+
+/* Honest workers wait in a read between requests and run only the
+ * harness's own thread outside calls; these allow for the instructions
+ * around the wait and for the kernel's bookkeeping. */
+#define IDLE_FIXED_NS 2000000    /* 2 ms a phase */
+#define IDLE_GAP_NS 50000        /* and 50 us a gap between requests */
+
+static void fmt_ns(char *buf, size_t len, int64_t ns) { kp_fmt_time(buf, len, ns * 1e-9, ns * 1e-9); }
+
+static const char *msg_name(int type) {
+    switch (type) {
+    case KP_MSG_SETUP: return "SETUP (inputs)";
+    case KP_MSG_FETCH: case KP_MSG_FETCHV: return "FETCH (output read back)";
+    case KP_MSG_RUN: return "RUN";
+    default: return "harness";
+    }
+}
+
+/* The host worker's CPU since the last account, read by kproof from the
+ * kernel (kp_wk_cpu): the candidate's code may run on any of the worker's
+ * threads or hook the harness's own calls, but the process's CPU clock and
+ * its threads' run times are not the worker's to report. Work between
+ * requests, on other threads during requests that run no call, or in
+ * another process is work the timed calls do not carry. */
+static int host_cpu_account(ctx *c, part *p, kp_shape_result *sr, const char *what) {
+    if (!p->alive || !p->w || !GUARD(c, KPP_G_ACCOUNT)) return 0;
+    kp_wk_cpu u = kp_wk_cpu_get(p->w, 1);
+    if (!u.on) return 0;
+    char a[48], b[48];
+    const int64_t allow = IDLE_FIXED_NS + IDLE_GAP_NS * (int64_t)u.gaps;
+    if (u.idle_ns > allow) {
+        fmt_ns(a, sizeof a, u.idle_ns);
+        fmt_ns(b, sizeof b, u.idle_max_ns);
+        return kpp_decide(sr, KP_REJECTED, "account",
+                          "during %s the worker's process used %s of CPU between kproof's requests (%d waits, the "
+                          "longest %s), when it had nothing to do: work done between calls (a thread computing ahead, "
+                          "or work deferred past a call) is not timed; a thread pool must sleep between calls",
+                          what, a, u.gaps, b);
+    }
+    if (u.side_ns > allow) {
+        fmt_ns(a, sizeof a, u.side_ns);
+        fmt_ns(b, sizeof b, u.side_max_ns);
+        return kpp_decide(sr, KP_REJECTED, "account",
+                          "during %s threads other than the worker's own used %s of CPU in requests that run no call "
+                          "(the most, %s, in a %s request): only a call may keep the candidate's threads busy",
+                          what, a, b, msg_name(u.side_type));
+    }
+    int64_t reaped = 0;
+    int strays = kp_wk_strays(p->w, &reaped);
+    if (strays > 0)
+        return kpp_decide(sr, KP_REJECTED, "account",
+                          "after %s %d process(es) besides the worker were running in its sandbox (started by the "
+                          "candidate, left behind): work in another process is not timed",
+                          what, strays);
+    if (reaped > 0) {
+        fmt_ns(a, sizeof a, reaped);
+        return kpp_decide(sr, KP_REJECTED, "account",
+                          "by the end of %s child processes of the worker had used %s of CPU and ended: work in "
+                          "another process is not timed",
+                          what, a);
+    }
+    return 0;
+}
+
 /* Asks the worker for its account of the device work since the last one
  * and judges it. `what` names the phase for the evidence. Decides the
  * shape on a finding; 0 otherwise. */
 int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int baseline, char *defer_ev, size_t len) {
-    if (!kp_backend_get(c->o->backend)->has_tracer || c->o->unaudited || !p->alive) return 0;
+    if (!kp_backend_get(c->o->backend)->has_tracer) return host_cpu_account(c, p, sr, what);
+    if (c->o->unaudited || !p->alive) return 0;
     kp_acct_rep *rep = (kp_acct_rep *)calloc(1, sizeof *rep);
     if (!rep) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
     char err[300];

@@ -52,6 +52,11 @@ int kpp_part_start(ctx *c, part *p, char *err, size_t len) {
         rc = p->hello.status == KP_LOAD_DEVICE ? KP_WK_SYS : 100 + p->hello.status;
     }
     p->alive = rc == KP_WK_OK;
+    /* The host worker's CPU is accounted from outside (account.c); where
+     * the kernel does not give the numbers, the report says so. */
+    if (p->alive && !kp_backend_get(c->o->backend)->has_tracer && kp_wk_cpu_start(p->w))
+        kp_result_warn(c->r, "the CPU of %s's worker cannot be read from outside it on this machine: work it does "
+                       "outside its calls is not accounted", p->name);
     p->threads_ref = kp_backend_get(c->o->backend)->threads_at_hello ? p->hello.threads : -1;
     p->mem_kept = 0;
     return rc;
