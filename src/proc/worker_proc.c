@@ -152,40 +152,54 @@ static int64_t clock_ns(clockid_t c) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A process's pid in the innermost pid namespace it belongs to (the last
+ * NSpid field), -1 unknown. */
+static long inner_pid(pid_t pid) {
+    char path[48], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    long v = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "NSpid:", 6) == 0) {
+            char *q = line + 6, *end;
+            for (long x = strtol(q, &end, 10); end != q; x = strtol(q, &end, 10)) {
+                v = x;
+                q = end;
+            }
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
 int kp_wk_cpu_start(kp_wk *w) {
     if (!w || w->dead) return -1;
-    /* The worker is the first process named kproof-worker-* below the one
-     * kproof forked (itself without a sandbox; else under the keeper and,
-     * with a pid namespace, the sandbox's init). */
-    pid_t level[8], next[8], lpar[8], npar[8];
-    int nl = 1;
-    level[0] = w->pid;
-    lpar[0] = 0;
-    pid_t found = 0, parent = 0;
-    for (int depth = 0; depth < 4 && !found && nl > 0; depth++) {
-        int nn = 0;
-        for (int i = 0; i < nl && !found; i++) {
-            if (comm_is(level[i], "kproof-worker")) {
-                found = level[i];
-                parent = lpar[i];
-                break;
-            }
-            pid_t ch[8];
-            int k = children_of(level[i], ch, 8);
-            for (int j = 0; j < k && j < 8 && nn < 8; j++) {
-                next[nn] = ch[j];
-                npar[nn++] = level[i];
-            }
+    /* The worker by the tree's shape, not by names the candidate could
+     * change: kproof forked the keeper (or, with no sandbox, the worker
+     * itself); the keeper's one child is the sandbox's init (pid 1 of its
+     * namespace), whose child with pid 2 is the worker, or without a pid
+     * namespace the worker. The keeper and init are kproof's, out of the
+     * candidate's reach. */
+    pid_t found = w->pid, init = 0;
+    if (comm_is(w->pid, "kproof-keeper")) {
+        pid_t ch[4];
+        if (children_of(w->pid, ch, 4) != 1) return -1;
+        found = ch[0];
+        if (inner_pid(found) == 1 && comm_is(found, "kproof-init")) {
+            init = found;
+            pid_t kids[64];
+            int k = children_of(init, kids, 64);
+            found = 0;
+            for (int i = 0; i < k && i < 64 && !found; i++)
+                if (inner_pid(kids[i]) == 2) found = kids[i];
+            if (!found) return -1;
         }
-        memcpy(level, next, (size_t)nn * sizeof *level);
-        memcpy(lpar, npar, (size_t)nn * sizeof *lpar);
-        nl = nn;
     }
-    if (!found) return -1;
     clockid_t clk;
     if (clock_getcpuclockid(found, &clk) || clock_ns(clk) < 0 || main_run_ns(found) < 0) return -1;
     w->target = found;
-    w->init = parent && comm_is(parent, "kproof-init") ? parent : 0;
+    w->init = init;
     w->clk = clk;
     memset(&w->cpu, 0, sizeof w->cpu);
     w->cpu.on = 1;
