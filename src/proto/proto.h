@@ -148,8 +148,8 @@ typedef struct kp_fetchv_req {
 typedef struct kp_batch_req {
     int32_t set;
     int32_t n;
-    int32_t call;             /* 1: poison, flush, call, n times; 0: the same without the call */
-    int32_t pad;
+    int32_t call;             /* 1: poison, call, n times; 0: the same without the call */
+    int32_t rotate;           /* > 1: call i on set `set + i % rotate` (each its own inputs); else all on `set` */
 } kp_batch_req;
 typedef struct kp_batch_rep {
     double host_s;            /* worker's own clock around the n calls + sync */

@@ -427,25 +427,29 @@ static int do_fetchv(const kp_fetchv_req *q) {
 /* n calls, each on a freshly poisoned output as in timed calls, so a
  * candidate cannot tell the parent's clock is watching by looking at its
  * output; call = 0 runs the same poisoning without the call, so the parent
- * can subtract it. No flush: a flush costs far more than most calls, and
- * subtracting it would leave mostly noise; warm calls are at most as slow
- * as cold ones, so the floor stays a floor. */
+ * can subtract it. With rotate, call i takes set `set + i % rotate`: the
+ * parent sets up inputs the candidate has never seen, one set a call, so
+ * no call can be served from a cache. No flush: a flush costs far more
+ * than most calls, and subtracting it would leave mostly noise; warm calls
+ * are at most as slow as cold ones, so the floor stays a floor. */
 static int do_batch(const kp_batch_req *q) {
-    if (q->set < 0 || q->set >= g_nsets || q->n < 1) return fail(1, "bad batch");
+    const int rot = q->rotate > 1 ? q->rotate : 1;
+    if (q->set < 0 || q->n < 1 || rot > g_nsets || q->set > g_nsets - rot) return fail(1, "bad batch");
     kp_batch_rep r;
     memset(&r, 0, sizeof r);
     g_snap_set = -1; /* a FETCH after the batch reads the last call's output */
     kp_dev_sync();
     uint64_t h0 = kp_now_ns();
     for (int i = 0; i < q->n; i++) {
-        poison_output(q->set);
+        const int set = q->set + i % rot;
+        poison_output(set);
         kp_dev_sync();
         /* The same marks in both kinds of batch: the parent subtracts them. */
         kp_dev_trace_begin();
         kp_dev_trace_mark(0);
         kp_dev_trace_enter();
         if (q->call) {
-            int rc = call_candidate(q->set);
+            int rc = call_candidate(set);
             if (rc) r.rc = rc;
         }
         kp_dev_trace_leave();

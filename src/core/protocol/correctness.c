@@ -46,6 +46,20 @@ static int check_full_body(ctx *c, part *p, const kp_shape *sh, iset *s, int set
     return judge_check(sr, &k, when);
 }
 
+/* check_full's comparison on an output fetched earlier (the parent-side
+ * clock fetches inside its interval and compares after it). */
+int kpp_check_bytes(ctx *c, const kp_shape *sh, iset *s, const void *out, kp_shape_result *sr, const char *when) {
+    int was = kpp_work(c, KP_WORK_CHECK);
+    kp_check k;
+    memset(&k, 0, sizeof k);
+    kp_ref r = s->ref;
+    if (!GUARD(c, KPP_G_TIGHT_TOL)) r.loose = LOOSE_TOL;
+    r.parallel_for = kp_parallel_for;
+    kp_check_output(c->op, sh, (const void *const *)s->in, &r, out, kp_rng_next(&c->rng), &k);
+    kpp_work(c, was);
+    return judge_check(sr, &k, when);
+}
+
 /* The same, its seconds charged to checks (the fetch inside to fetches). */
 static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when) {
     int was = kpp_work(c, KP_WORK_CHECK);
@@ -207,12 +221,16 @@ static int check_lazy_grid(ctx *c, part *p, const kp_shape *sh, iset *s, int set
  * after the call returned, so the candidate cannot know which; all fetched
  * first, then their reference: from the set's whole one, or for a lazy set
  * the rows they cover, generated and referenced on all cores. */
+int kpp_checks_whole(const ctx *c, const kp_shape *sh, const iset *s) {
+    int64_t n = c->op->buf_elems(sh, kp_op_output_buf(c->op));
+    return !s->lazy && (c->op->check || !s->ref.want || n <= FULL_CHECK_ELEMS);
+}
+
 static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr) {
     int ob = kp_op_output_buf(c->op);
     int64_t n = c->op->buf_elems(sh, ob);
     if (s->lazy && c->op->lazy_at) return check_lazy_grid(c, p, sh, s, set, sr);
-    if (!s->lazy && (c->op->check || !s->ref.want || n <= FULL_CHECK_ELEMS))
-        return check_full(c, p, sh, s, set, sr, "a timed call");
+    if (kpp_checks_whole(c, sh, s)) return check_full(c, p, sh, s, set, sr, "a timed call");
     kp_dtype t = c->op->bufs[ob].dtype;
     size_t es = kp_dtype_size(t);
     const int64_t total = (int64_t)SAMPLE_CHUNKS * CHUNK_ELEMS;

@@ -70,44 +70,149 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
 /* Parent-side clock. Batches of n calls, each on a freshly poisoned output
  * as in timed calls, and the same batches without the calls, timed from
  * this process; the difference per call is what a (warm) call really
- * costs, at most what a cold one does. The fastest of several of each is kept (preemption
- * only slows a batch down). The batch's last output is checked too, so a
- * candidate cannot idle through it. Returns 0 with *floor set, or 1 when
- * it decided the shape's verdict. */
-static int parent_floor_body(ctx *c, part *p, double median, const kp_shape *sh, iset *set0, kp_shape_result *sr,
-                         double *floor) {
+ * costs, at most what a cold one does. The fastest of several of each is
+ * kept (preemption only slows a batch down). The batch's last output is
+ * checked too, so a candidate cannot idle through it.
+ *
+ * On the host nothing traces the work, and the candidate can rewrite the
+ * worker's own calls, so a batch's calls must not be cheaper than timed
+ * ones for a reason the clock cannot see: each batch with calls runs on
+ * FLOOR_SETS (or n, if fewer) sets of inputs set up for it alone, one set a
+ * call (no call can be served from an answer kept from an earlier one),
+ * every output it leaves is checked, and the batches without calls run in
+ * a baseline's worker (the candidate cannot slow down what is subtracted).
+ * Returns 0 with *floor set, or 1 when it decided the shape's verdict. */
+#define FLOOR_SETS 16
+
+static int floor_batch(ctx *c, part *p, int n, int call, int rotate, double median, kp_shape_result *sr, double *w) {
     char err[300];
+    kp_batch_req q = {0, n, call, rotate};
+    kp_batch_rep rep;
+    size_t got;
+    int rc = kp_wk_call(p->w, KP_MSG_BATCH, &q, sizeof q, NULL, 0, &rep, sizeof rep, &got,
+                        c->o->timeout_s + (median + 0.05) * n * 4, err, sizeof err);
+    if (rc) {
+        p->alive = 0;
+        return kpp_worker_failed(c, p, sr, rc, "timing a batch of calls with the parent's clock", err);
+    }
+    if (rep.rc)
+        return kpp_decide(sr, KP_ERROR, "rc", "the entry point %s returned %d in a batch of calls", c->op->entry, rep.rc);
+    *w = kp_wk_last_wall(p->w) / n;
+    return 0;
+}
+
+static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double median, const kp_shape *sh,
+                             iset *tsets, kp_shape_result *sr, double *floor) {
+    part *p = &parts[0];
     *floor = 0;
     int n = median > 0 ? (int)(0.002 / median) : 100;
     if (n < 2) n = 2;
     if (n > 1000) n = 1000;
     double best[2] = {0, 0};
-    for (int b = 0; b < 18; b++) {
-        int call = b % 2;
-        kp_batch_req q = {0, n, call, 0};
-        kp_batch_rep rep;
-        size_t got;
-        int rc = kp_wk_call(p->w, KP_MSG_BATCH, &q, sizeof q, NULL, 0, &rep, sizeof rep, &got,
-                            c->o->timeout_s + (median + 0.05) * n * 4, err, sizeof err);
-        if (rc) {
-            p->alive = 0;
-            return kpp_worker_failed(c, p, sr, rc, "timing a batch of calls with the parent's clock", err);
-        }
-        if (rep.rc)
-            return kpp_decide(sr, KP_ERROR, "rc", "the entry point %s returned %d in a batch of calls", c->op->entry, rep.rc);
-        double w = kp_wk_last_wall(p->w) / n;
-        if (best[call] == 0 || w < best[call]) best[call] = w;
+    const int fresh = !kp_backend_get(c->o->backend)->has_tracer;
+    const int check = GUARD(c, KPP_G_CHECK_TIMED);
+    part *ctrl = p; /* who runs the batches without calls */
+    const int ob = kp_op_output_buf(c->op);
+    const int64_t obytes = c->op->buf_elems(sh, ob) * (int64_t)kp_dtype_size(c->op->bufs[ob].dtype);
+    void *out[FLOOR_SETS]; /* outputs read back whole inside the clock */
+    memset(out, 0, sizeof out);
+    iset sets[FLOOR_SETS];
+    int m = 0; /* the candidate's sets of the batch with calls (fresh) */
+    memset(sets, 0, sizeof sets);
+    int bad = 0;
+    if (fresh) {
+        /* One set a call, as many as the timing sets (which the baseline
+         * poisons in its batches without calls). */
+        if (n > FLOOR_SETS) n = FLOOR_SETS;
+        if (n > nsets) n = nsets;
+        if (n < 1) n = 1;
+        if (check && kpp_checks_whole(c, sh, &tsets[0]))
+            for (int i = 0; i < n; i++)
+                if (!(out[i] = malloc(obytes ? (size_t)obytes : 1))) {
+                    for (int j = 0; j < i; j++) free(out[j]);
+                    return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
+                }
+        for (int k = 1; k < np; k++)
+            if (parts[k].alive) {
+                ctrl = &parts[k];
+                break;
+            }
     }
-    if (GUARD(c, KPP_G_CHECK_TIMED) && kpp_check_sampled(c, p, sh, set0, 0, sr)) return 1;
+    for (int b = 0; b < 18 && !bad; b++) {
+        int call = b % 2;
+        double w = 0;
+        if (!fresh) {
+            bad = floor_batch(c, p, n, call, 0, median, sr, &w);
+        } else if (call) {
+            /* Inputs never seen, one set a call; the clock runs from the
+             * batch to the last of its outputs checked, so work put off
+             * until an output is read back is inside it. */
+            char err[200];
+            for (int i = 0; i < m; i++) kpp_iset_free(c->op, &sets[i]);
+            m = 0;
+            if (kpp_iset_make_many(c, sh, 0, sets, n, err, sizeof err)) {
+                bad = kpp_decide(sr, KP_ERROR, "harness", "%s", err);
+                break;
+            }
+            m = n;
+            if (kpp_part_setup(c, p, sh, 0, sets, m, 1, NULL, sr)) {
+                bad = 1;
+                break;
+            }
+            double t0 = kp_wall_s();
+            bad = floor_batch(c, p, n, 1, n, median, sr, &w);
+            for (int i = 0; i < m && check && !bad; i++)
+                bad = out[i] && kpp_checks_whole(c, sh, &sets[i]) ? kpp_fetch(c, p, i, ob, 0, obytes, out[i], sr)
+                                                         : kpp_check_sampled(c, p, sh, &sets[i], i, sr);
+            w = (kp_wall_s() - t0) / n;
+            /* Outputs read back whole inside the interval, compared after it. */
+            for (int i = 0; i < m && check && !bad; i++)
+                if (out[i] && kpp_checks_whole(c, sh, &sets[i]))
+                    bad = kpp_check_bytes(c, sh, &sets[i], out[i], sr, "a parent-clock call");
+        } else {
+            /* The same poisoning and the same checks (of poisoned outputs:
+             * they fail, and only their time counts) in a baseline's worker,
+             * out of the candidate's reach; in the candidate's own without
+             * one. */
+            kp_shape_result tmp;
+            memset(&tmp, 0, sizeof tmp);
+            kp_shape_result *into = ctrl == p ? sr : &tmp;
+            double t0 = kp_wall_s();
+            int rc = floor_batch(c, ctrl, n, 0, n, median, into, &w);
+            for (int i = 0; i < n && check && !rc; i++) {
+                kp_shape_result chk;
+                memset(&chk, 0, sizeof chk);
+                if (out[0] && kpp_checks_whole(c, sh, &tsets[i])) rc = kpp_fetch(c, ctrl, i, ob, 0, obytes, out[0], &chk);
+                else (void)kpp_check_sampled(c, ctrl, sh, &tsets[i], i, &chk);
+                if (!ctrl->alive) rc = 1;
+            }
+            w = (kp_wall_s() - t0) / n;
+            if (rc && ctrl != p) {
+                kp_result_warn(c->r, "baseline %s failed a batch for the parent's clock (%s): the candidate's own "
+                               "batches without calls are subtracted instead", ctrl->name, tmp.detail);
+                ctrl = p;
+                best[0] = 0;
+                b = -1; /* start over, every batch without calls in the candidate's worker */
+                continue;
+            }
+            bad = rc;
+        }
+        if (!bad && (best[call] == 0 || w < best[call])) best[call] = w;
+    }
+    /* Without fresh sets the batches ran on set 0: its last output is checked. */
+    if (!bad && check && !fresh) bad = kpp_check_sampled(c, p, sh, &tsets[0], 0, sr);
+    for (int i = 0; i < m; i++) kpp_iset_free(c->op, &sets[i]);
+    for (int i = 0; i < FLOOR_SETS; i++) free(out[i]);
+    if (bad) return 1;
     *floor = best[1] > best[0] ? best[1] - best[0] : 0;
     return 0;
 }
 
 /* The same, its seconds charged to the floor. */
-static int parent_floor(ctx *c, part *p, double median, const kp_shape *sh, iset *set0, kp_shape_result *sr,
-                        double *floor) {
+static int parent_floor(ctx *c, part *parts, int np, int nsets, double median, const kp_shape *sh, iset *set0,
+                        kp_shape_result *sr, double *floor) {
     int was = kpp_work(c, KP_WORK_FLOOR);
-    int rc = parent_floor_body(c, p, median, sh, set0, sr, floor);
+    int rc = parent_floor_body(c, parts, np, nsets, median, sh, set0, sr, floor);
     kpp_work(c, was);
     return rc;
 }
@@ -407,7 +512,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
         if (GUARD(c, KPP_G_SOL)) speed_of_light(c, sh, sr, parts[0].t, parts[0].n);
         if (timer_ev[0] && sr->verdict == KP_PASS) kpp_decide(sr, KP_REJECTED, "timer", "%s", timer_ev);
         if (GUARD(c, KPP_G_TIMER) && sr->verdict == KP_PASS &&
-            parent_floor(c, &parts[0], sr->cand.median, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
+            parent_floor(c, parts, np, nsets, sr->cand.median, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
             /* A machine busy with other work can slow every batch of one
              * measurement (seen on a 2-core host running tests side by
              * side); a forged clock is short on every one. So a floor that
@@ -416,7 +521,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                                 sr->cand.median < 0.5 * sr->cand.parent_floor;
                  again++) {
                 double f2 = 0;
-                if (parent_floor(c, &parts[0], sr->cand.median, sh, &sets[0], sr, &f2) == 0 && f2 < sr->cand.parent_floor)
+                if (parent_floor(c, parts, np, nsets, sr->cand.median, sh, &sets[0], sr, &f2) == 0 && f2 < sr->cand.parent_floor)
                     sr->cand.parent_floor = f2;
             }
             if (sr->verdict == KP_PASS && sr->cand.parent_floor > 0 && sr->cand.median < 0.5 * sr->cand.parent_floor)
