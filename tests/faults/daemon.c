@@ -1,8 +1,9 @@
 /* kproof fault: daemon
  * class: a double-forked daemon that would outlive the eval
- * expect: PASS
- * exit: 0
- * check: -
+ * expect: REJECTED
+ * exit: 2
+ * check: account
+ * needs: pid namespace
  *
  * At load, before HELLO, the worker forks a child that forks again and
  * exits: the grandchild sleeps for a minute, reparented away from the
@@ -10,7 +11,10 @@
  * kproof has exited. Defence: the grandchild is reparented to pid 1 of
  * the worker's pid namespace, and the namespace ends with the worker;
  * without a namespace it stays in the worker's process group, which
- * kproof kills.
+ * kproof kills. The candidate is also REJECTED
+ * (`account`): kproof finds the grandchild beside the worker in its sandbox
+ * after the correctness calls, a process that could work outside the
+ * timed calls.
  */
 #include "fault.h"
 

@@ -1,12 +1,14 @@
 /* kproof fault: fork_bomb
  * class: a thousand processes at load (a bounded fork bomb)
- * expect: PASS
- * exit: 0
- * check: -
+ * expect: REJECTED
+ * exit: 2
+ * check: account
  *
  * Defence: in a user namespace RLIMIT_NPROC counts the sandbox's own
  * processes (1024 at most); they all die with pid 1 of the namespace (or
- * with the worker's group).
+ * with the worker's group). The candidate is also REJECTED (`account`): the
+ * processes beside the worker in its sandbox could work outside the timed
+ * calls.
  */
 #include "fault.h"
 

@@ -1,12 +1,13 @@
 /* kproof fault: setsid_child
  * class: a child in a session and process group of its own
- * expect: PASS
- * exit: 0
- * check: -
+ * expect: REJECTED
+ * exit: 2
+ * check: account
  *
  * A child that leaves the worker's process group is out of reach of a
  * group kill. Defence: in a pid namespace it dies with the namespace whatever its
- * group; without one, the seccomp filter refuses setsid and setpgid.
+ * group; without one, the seccomp filter refuses setsid and setpgid. The candidate is also REJECTED (`account`): kproof finds the child
+ * beside the worker in its sandbox after the correctness calls.
  */
 #include "fault.h"
 
