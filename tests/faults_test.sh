@@ -17,7 +17,7 @@ mkdir -p "$KPROOF_CACHE" "$TMPDIR"
 fail=0
 cleanup() {
     tagged_kill "kpf-$$-"
-    rm -rf "$T"
+    rm -rf "$T" ${UT:+"$UT"}
 }
 trap cleanup EXIT
 check() { # check NAME CONDITION...
@@ -243,4 +243,57 @@ KPROOF_SANDBOX_SKIP=pid,mount "$K" eval "$good" "${q[@]}" --json >"$T/o" 2>/dev/
 check "a missing pid namespace is named" grep -q '"pid namespace: ' "$T/o"
 check "a missing mount namespace is named" grep -q '"mount namespace: ' "$T/o"
 check "partial sandbox: state partial" [ "$(json "$T/o" sandbox.state)" = partial ]
+# ---- a user other than root -----------------------------------------------------------
+# kproof is not dumpable, and its children inherit that: the maps of a user
+# namespace must still be written by a user who is not root. The tests run
+# as root here: setpriv runs kproof as nobody (65534), from a copy of what
+# it needs that nobody can read.
+maps_missing() { json "$1" sandbox.missing | grep -q "user namespace"; }
+lacks() { ! grep -q "$@"; } # lacks PATTERN FILE
+KPROOF_SANDBOX_SKIP=maps "$K" eval "$good" "${q[@]}" --json >"$T/o" 2>/dev/null
+rc=$?
+check "user namespace maps refused (root): exit 0, PASS" [ $rc = 0 -a "$(json "$T/o" verdict)" = PASS ]
+check "user namespace maps refused (root): the user namespace is named" maps_missing "$T/o"
+if [ "$(id -u)" = 0 ]; then
+    check "user namespace maps refused (root): the other namespaces still made" \
+        lacks '"pid namespace: \|"mount namespace: \|"seccomp filter: ' "$T/o"
+fi
+if [ "$(id -u)" != 0 ]; then
+    echo "ok   unprivileged user: this whole test runs as uid $(id -u)"
+elif ! command -v setpriv >/dev/null; then
+    echo "skip unprivileged user: no setpriv here to run kproof as uid 65534"
+else
+    UT=$(mktemp -d /tmp/kpfu.XXXXXX)
+    mkdir -p "$UT/root" "$UT/bin" "$UT/home" "$UT/tmp"
+    cp -r "$S/include" "$S/kernels" "$UT/root/"
+    cp "$K" "$B/kproof-worker-host" "$UT/bin/"
+    cp "$good" "$UT/c.c"
+    chmod -R a+rX "$UT"
+    chown -R 65534:65534 "$UT/home" "$UT/tmp"
+    chmod 755 "$UT"
+    nobody() {
+        setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$UT/home" TMPDIR="$UT/tmp" \
+            KPROOF_CACHE="$UT/home/cache" KPROOF_ROOT="$UT/root" KPROOF_BIN_DIR="$UT/bin" "$@"
+    }
+    nobody "$UT/bin/kproof" eval "$UT/c.c" "${q[@]}" --json >"$T/o" 2>"$T/e"
+    rc=$?
+    check "unprivileged user: eval exit 0, PASS (got $rc)" [ $rc = 0 -a "$(json "$T/o" verdict)" = PASS ]
+    [ $rc = 0 ] || sed 's/^/     /' "$T/e" | tail -3
+    if nobody unshare -U true 2>/dev/null; then
+        check "unprivileged user: the sandbox is complete" [ "$(json "$T/o" sandbox.state)" = complete ]
+    else
+        check "unprivileged user (no user namespace here): the user namespace is named" maps_missing "$T/o"
+    fi
+    nobody "$UT/bin/kproof" calibrate --backend host >"$T/o" 2>"$T/e"
+    check "unprivileged user: calibrate exit 0" [ $? = 0 ]
+    nobody env KPROOF_SANDBOX_SKIP=maps "$UT/bin/kproof" eval "$UT/c.c" "${q[@]}" --json >"$T/o" 2>"$T/e"
+    rc=$?
+    check "unprivileged user, maps refused: exit 0, PASS (got $rc)" [ $rc = 0 -a "$(json "$T/o" verdict)" = PASS ]
+    check "unprivileged user, maps refused: the user namespace is named" maps_missing "$T/o"
+    check "unprivileged user, maps refused: the mount namespace is named" \
+        grep -q '"mount namespace: ' "$T/o"
+    check "unprivileged user, maps refused: seccomp still holds" lacks '"seccomp filter: ' "$T/o"
+    check "unprivileged user: no folder left in its TMPDIR" [ -z "$(ls -A "$UT/tmp" | grep '^kproof-[bw]-')" ]
+    rm -rf "$UT"
+fi
 exit $fail

@@ -140,6 +140,7 @@ static int run_capture(char *const argv[], char *out, size_t outlen, const build
     if (outlen) out[0] = 0;
     if (pipe2(p, O_CLOEXEC)) return RUN_NOEXEC;
     int boxed = stage && kp_sb_enabled();
+    if (boxed) kp_sb_probe(); /* what the machine allows, known before the first child */
     if (boxed && pipe2(sb, O_CLOEXEC)) boxed = 0;
     pid_t parent = getpid();
     pid_t pid = fork();

@@ -47,6 +47,7 @@ typedef struct report {
     uint32_t magic;
     uint32_t missing; /* KP_SBD_* bits */
     int32_t fatal;    /* 1: the child does not run */
+    int32_t nomap;    /* 1: a user namespace was made, but its id maps could not be written */
     char msg[240];
 } report;
 
@@ -55,6 +56,9 @@ typedef struct report {
 static int g_disabled;
 static unsigned g_missing;
 static int g_probed, g_seen;
+/* The probe made a user namespace but could not write its id maps: the
+ * children forked after it make none (inherited through fork). */
+static int g_no_userns;
 #define PROTECT_MAX 8
 static char g_protect[PROTECT_MAX][PATH_MAX];
 static int g_nprotect;
@@ -101,27 +105,114 @@ const char *kp_sb_defence_gap(unsigned bit) {
 
 /* ---- small helpers, safe after fork -------------------------------------------- */
 
-static void put_report(int fd, unsigned missing, int fatal, const char *fmt, const char *a, int err) {
+static void put_report_nomap(int fd, unsigned missing, int fatal, int nomap, const char *fmt, const char *a,
+                             int err) {
     report r;
     memset(&r, 0, sizeof r);
     r.magic = REPORT_MAGIC;
     r.missing = missing;
     r.fatal = fatal;
+    r.nomap = nomap;
     if (fmt) snprintf(r.msg, sizeof r.msg, fmt, a ? a : "", err ? strerror(err) : "");
     ssize_t n;
     do n = write(fd, &r, sizeof r);
     while (n < 0 && errno == EINTR);
 }
 
-static int write_file(const char *path, const char *text) {
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
+static void put_report(int fd, unsigned missing, int fatal, const char *fmt, const char *a, int err) {
+    put_report_nomap(fd, missing, fatal, 0, fmt, a, err);
+}
+
+static int write_text(int fd, const char *text) {
     size_t n = strlen(text);
-    ssize_t w = write(fd, text, n);
-    int e = errno;
-    close(fd);
-    errno = e;
+    ssize_t w;
+    do w = write(fd, text, n);
+    while (w < 0 && errno == EINTR);
     return w == (ssize_t)n ? 0 : -1;
+}
+
+/* The pid of a process tracing this one (0: none), from /proc/self/status. */
+static long tracer_pid(void) {
+    char buf[4096];
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    const char *t = strstr(buf, "\nTracerPid:");
+    return t ? strtol(t + 12, NULL, 10) : -1;
+}
+
+/* Maps our ids to in_uid and in_gid inside the user namespace this process
+ * has just made. 0, or -1 with errno (and *what: the step that failed).
+ *
+ * kproof is not dumpable (main), and this fork of it inherits that. The
+ * files of /proc/self of a process that is not dumpable belong to root of
+ * the user namespace its memory was made in (the machine's: a fork keeps
+ * its parent's), so a user other than root could not open its own
+ * uid_map. The process is made dumpable for the three opens only: the
+ * kernel checks the right to write a map against the credentials of the
+ * file's opener, taken at open, so the writes that follow need nothing
+ * more. It is not dumpable again before anything else happens.
+ *
+ * Why the window is kept that short: this child is a copy of kproof's
+ * memory until it execs (copy-on-write), and that copy holds what kproof
+ * held at the fork: the session token of the worker being started (made
+ * before the fork, written to the worker's request pipe only after its
+ * exec), the tokens of workers already running, and the inputs and
+ * references of shapes already checked when a baseline's worker starts
+ * after the first shape. While dumpable, a process of the same user
+ * outside any sandbox could read it (a sandboxed candidate cannot: its
+ * pid namespace, its /proc and seccomp keep it from ptrace,
+ * process_vm_readv and /proc/<pid>/mem); one that attached in the window
+ * is caught here (TracerPid changed) and the child does not run. */
+static int write_id_maps(unsigned in_uid, uid_t uid, unsigned in_gid, gid_t gid, int skip, const char **what) {
+    if (skip) { /* tests: act as if the machine refused the maps */
+        *what = "writing the uid map";
+        errno = EPERM;
+        return -1;
+    }
+    long tracer = tracer_pid(); /* one from before (strace -f of kproof) saw everything already */
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    int sg = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
+    int um = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+    int e_um = errno;
+    int gm = open("/proc/self/gid_map", O_WRONLY | O_CLOEXEC);
+    int e_gm = errno;
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    int rc = -1, e = 0;
+    char map[64];
+    if (tracer_pid() != tracer) {
+        *what = "checking that nothing attached to the sandbox's child";
+        e = EPERM;
+    } else if (um < 0) {
+        *what = "opening /proc/self/uid_map";
+        e = e_um;
+    } else if (gm < 0) {
+        *what = "opening /proc/self/gid_map";
+        e = e_gm;
+    } else {
+        if (sg >= 0) write_text(sg, "deny"); /* before an unprivileged gid map; absent on old kernels */
+        snprintf(map, sizeof map, "%u %u 1\n", in_uid, (unsigned)uid);
+        if (write_text(um, map)) {
+            *what = "writing the uid map";
+            e = errno;
+        } else {
+            snprintf(map, sizeof map, "%u %u 1\n", in_gid, (unsigned)gid);
+            if (write_text(gm, map)) {
+                *what = "writing the gid map";
+                e = errno;
+            } else {
+                rc = 0;
+            }
+        }
+    }
+    if (sg >= 0) close(sg);
+    if (um >= 0) close(um);
+    if (gm >= 0) close(gm);
+    errno = e;
+    return rc;
 }
 
 /* Mount flags that a remount inside a user namespace must keep (the
@@ -510,7 +601,9 @@ int kp_sb_enter(const kp_sb_spec *s, int status_fd) {
     const char *skip = getenv("KPROOF_SANDBOX_SKIP"); /* tests: act as if the machine refused these */
     int skip_user = skip && strstr(skip, "user"), skip_pid = skip && strstr(skip, "pid"),
         skip_net = skip && strstr(skip, "net"), skip_mnt = skip && strstr(skip, "mount"),
-        skip_ipc = skip && strstr(skip, "ipc"), skip_seccomp = skip && strstr(skip, "seccomp");
+        skip_ipc = skip && strstr(skip, "ipc"), skip_seccomp = skip && strstr(skip, "seccomp"),
+        skip_maps = skip && strstr(skip, "maps");
+    if (g_no_userns) skip_user = 1; /* the probe found the maps refused here */
     uid_t uid = geteuid();
     gid_t gid = getegid();
     int userns = 0, pidns = 0, netns = 0, mntns = 0, ipcns = 0;
@@ -534,14 +627,18 @@ int kp_sb_enter(const kp_sb_spec *s, int status_fd) {
     if (userns) {
         /* Inside, an unprivileged id (never 0): exec then leaves no
          * capability; files of ours stay ours. */
-        char map[64];
         unsigned in_uid = uid ? uid : 65534, in_gid = gid ? gid : 65534;
-        write_file("/proc/self/setgroups", "deny");
-        snprintf(map, sizeof map, "%u %u 1\n", in_uid, (unsigned)uid);
-        int ok = write_file("/proc/self/uid_map", map) == 0;
-        snprintf(map, sizeof map, "%u %u 1\n", in_gid, (unsigned)gid);
-        ok = write_file("/proc/self/gid_map", map) == 0 && ok;
-        if (!ok) userns = 0;
+        const char *what = "";
+        if (write_id_maps(in_uid, uid, in_gid, gid, skip_maps, &what)) {
+            /* A user namespace without maps cannot be left again: ids
+             * unmapped, no file could be made, its mount view would be
+             * broken. This child does not run; the parent starts the
+             * next ones without a user namespace (the probe, started
+             * before any of them, finds it first). */
+            put_report_nomap(status_fd, KP_SBD_USERNS, 1, 1, "sandbox: %s of a new user namespace failed: %s", what,
+                             errno);
+            return -1;
+        }
     }
     if (!userns) missing |= KP_SBD_USERNS;
     if (!pidns) missing |= KP_SBD_PIDNS | KP_SBD_PROC;
@@ -671,6 +768,7 @@ int kp_sb_collect(int fd, double timeout_s, char *err, size_t len) {
         r.msg[sizeof r.msg - 1] = 0;
         if (!any) missing = r.missing;
         any = 1;
+        if (r.nomap) g_no_userns = 1;
         if (r.fatal && !fatal) {
             fatal = 1;
             snprintf(err, len, "%s", r.msg);
@@ -715,11 +813,20 @@ void kp_sb_probe(void) {
     setpgid(pid, pid);
     close(p[1]);
     char err[256];
-    if (kp_sb_collect(p[0], 10, err, sizeof err)) g_missing |= KP_SBD_ALL;
+    int was_no_userns = g_no_userns;
+    int rc = kp_sb_collect(p[0], 10, err, sizeof err);
     close(p[0]);
     kill(-pid, SIGKILL);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
     }
+    if (rc && g_no_userns && !was_no_userns) {
+        /* The machine makes user namespaces but refuses their maps: what
+         * the children can have without one, probed again. */
+        g_probed = 0;
+        kp_sb_probe();
+        return;
+    }
+    if (rc) g_missing |= KP_SBD_ALL;
 }
 
 int kp_sb_cache_trusted(void) {

@@ -544,6 +544,7 @@ static int start_worker(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
         free(w);
         return KP_WK_SYS;
     }
+    if (kp_sb_enabled()) kp_sb_probe(); /* what the machine allows, known before the first child */
     int sb[2] = {-1, -1}; /* the sandbox's report, until exec */
     if (pipe2(sb, O_CLOEXEC)) sb[0] = sb[1] = -1;
     kp_sb_protect(bin_dir());
