@@ -341,17 +341,28 @@ if [ "$(uname -s)" = Linux ]; then
     check "SIGKILL: no worker survives its parent" gone "$d/kproof-w-"
     rm -rf "$d"
 fi
-# Interrupted while compiling: a compiler that makes its output and then
-# waits, with a child of its own, is ended, group and all, and its output
-# (in the compiler's own folder, not yet moved into the cache) is removed.
-# The child is found by its unique command line: inside the compiler's pid
-# namespace its pid means nothing out here.
+# A candidate that leaves files (and a folder) in its private folder: the
+# folder goes all the same when its worker stops.
+d=$(mktemp -d /tmp/kpi.XXXXXX)
+TMPDIR=$d "$K" eval "$S/tests/candidates/softmax_tmpfile.c" --op softmax --shape 7x3 --correctness --quiet \
+    >"$T/int.out" 2>"$T/int.err"
+check "files left in the private folder: PASS" [ $? -eq 0 ]
+check "files left in the private folder: the folder is removed" no_folders "$d"
+rm -rf "$d"
+# Interrupted while compiling: a compiler that makes its output and its
+# temporaries (a file, and a folder with a file in it, in its TMPDIR, as
+# cc's ccXXXXXX.s) and then waits, with a child of its own, is ended,
+# group and all, and its folder (output and temporaries, not yet moved
+# into the cache) is removed. The child is found by its unique command
+# line: inside the compiler's pid namespace its pid means nothing out here.
 d=$(mktemp -d /tmp/kpi.XXXXXX)
 nap=$((3000 + RANDOM % 1000))
 printf '%s\n' '#!/bin/sh' \
     '[ "$1" = --version ] && { echo "slowcc 1.0"; exit 0; }' \
     'out=' \
     'while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done' \
+    ': >"$TMPDIR/ccTEMP.s"' \
+    'mkdir "$TMPDIR/ccdir" && : >"$TMPDIR/ccdir/part.o"' \
     ': >"$out"' \
     "sleep $nap &" \
     'wait' >"$d/slowcc"
@@ -364,13 +375,14 @@ set +m
 napper=""
 for i in $(seq 300); do napper=$(pgrep -f "^sleep $nap\$"); [ -n "$napper" ] && break; sleep 0.1; done
 check "build: the compiler was making its output" [ -n "$(ls "$d"/kproof-b-*/out.so 2>/dev/null)" ]
+check "build: and had made its temporaries" [ -n "$(ls "$d"/kproof-b-*/ccdir/part.o 2>/dev/null)" ]
 kill -TERM -- -"$pid"
 wait "$pid"
 rc=$?
 check "build: the eval exits 143" [ $rc -eq 143 ]
 check "build: no compiler survives" gone "$d/slowcc"
 check "build: nor the compiler's child" died "$napper"
-check "build: its output is removed" [ -z "$(ls -d "$d"/kproof-b-* "$d"/cache/*.tmp 2>/dev/null)" ]
+check "build: its folder is removed, temporaries and all" [ -z "$(ls -d "$d"/kproof-b-* "$d"/cache/*.tmp 2>/dev/null)" ]
 rm -rf "$d"
 # A demo's rows run in processes of their own (--jobs 2): SIGTERM to the
 # demo alone ends them too, and each takes its workers and folders along.

@@ -405,19 +405,6 @@ static double env_seconds(const char *name, double dflt) {
     return v && *v && end && !*end && x > 0 && x <= 86400 ? x : dflt;
 }
 
-static void rm_stage(const char *dir) {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    if (d) closedir(d);
-    rmdir(dir);
-}
-
 int kp_build(kp_backend backend, const char *src, const char *root, const char *cache_dir, char *so_path,
              size_t so_len, char *log, size_t loglen) {
     if (loglen) log[0] = 0;
@@ -577,7 +564,7 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
         }
         free(list);
     }
-    rm_stage(stage);
+    kp_rm_tree(stage, 0);
     kp_cleanup_drop(slot);
     return ret;
 }

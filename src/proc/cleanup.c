@@ -2,16 +2,22 @@
  *
  * A fixed table of slots, so the signal handler reads plain memory and
  * calls only async-signal-safe functions (getpid, kill, unlink, rmdir,
- * sigaction, raise). A slot is filled, then published by its state; the
+ * open, openat, unlinkat, lseek, close, nanosleep, the getdents64 system
+ * call, sigaction, raise): a folder is emptied without opendir, which
+ * allocates. A slot is filled, then published by its state; the
  * process that filled it is recorded, so a process forked from kproof
  * (a demo row) never kills or removes what its parent listed. */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -32,6 +38,72 @@ static struct slot {
 
 static struct sigaction g_default; /* SIG_DFL, set up before the handler can run */
 
+/* ---- removing a folder and what is in it ------------------------------------ */
+
+#define TREE_DEPTH 8 /* folders below the removed one; deeper ones are left */
+
+struct kp_dirent64 { /* what the getdents64 system call writes */
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+/* Removes every entry of the open folder fd. Symbolic links are removed,
+ * never followed; a folder is emptied (depth more levels) and removed.
+ * The listing is read again until a pass removes nothing: entries removed
+ * while it is read may make it skip others. */
+static void empty_dir(int fd, int depth) {
+    union {
+        char c[1024];
+        uint64_t align;
+    } buf;
+    for (int pass = 0; pass < 64; pass++) {
+        if (lseek(fd, 0, SEEK_SET) < 0) return;
+        int seen = 0, removed = 0;
+        for (;;) {
+            long n = syscall(SYS_getdents64, fd, buf.c, sizeof buf.c);
+            if (n <= 0) break;
+            for (long off = 0; off < n;) {
+                struct kp_dirent64 *d = (struct kp_dirent64 *)(buf.c + off);
+                off += d->d_reclen;
+                const char *name = d->d_name;
+                if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]))) continue;
+                seen++;
+                if (unlinkat(fd, name, 0) == 0) {
+                    removed++;
+                    continue;
+                }
+                if (errno != EISDIR || depth <= 0) continue;
+                int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub >= 0) {
+                    empty_dir(sub, depth - 1);
+                    close(sub);
+                }
+                if (unlinkat(fd, name, AT_REMOVEDIR) == 0) removed++;
+            }
+        }
+        if (!seen || !removed) return;
+    }
+}
+
+int kp_rm_tree(const char *dir, int settle_ms) {
+    for (int waited = 0;; waited += 10) {
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) return errno == ENOENT ? 0 : -1;
+        empty_dir(fd, TREE_DEPTH);
+        close(fd);
+        if (rmdir(dir) == 0 || errno == ENOENT) return 0;
+        /* A process killed a moment ago may still finish the call that
+         * makes a file: look again, for settle_ms at most. */
+        if (errno != ENOTEMPTY && errno != EEXIST) return -1;
+        if (waited >= settle_ms) return -1;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void on_signal(int sig) {
     pid_t me = getpid();
     for (int i = 0; i < SLOTS; i++) {
@@ -40,7 +112,9 @@ static void on_signal(int sig) {
         int g = atomic_load(&s->pgid);
         if (g > 0) kill(-g, SIGKILL);
         if (s->file[0]) unlink(s->file);
-        if (s->dir[0]) rmdir(s->dir);
+        /* and whatever the child made there: a compiler's temporaries, a
+         * worker's files */
+        if (s->dir[0]) kp_rm_tree(s->dir, g > 0 ? 200 : 0);
     }
     /* Blocked while this handler runs: delivered, with the default action,
      * as it returns, so the exit status says which signal ended us. */

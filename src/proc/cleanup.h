@@ -4,8 +4,9 @@
  * terminal's Ctrl-C never reaches them, and each has files of ours: a
  * worker's private copy of the build, a build's output before its rename.
  * Each live one is listed here; on SIGINT, SIGTERM or SIGHUP a handler
- * kills the listed groups, removes the listed files, and then lets the
- * signal end the process as it would have (status 128 + the signal).
+ * kills the listed groups, removes the listed files and folders (with
+ * whatever the child wrote in them), and then lets the signal end the
+ * process as it would have (status 128 + the signal).
  * SIGKILL runs no handler: for it, a child made with kp_die_with_parent
  * dies with this process (Linux). */
 #ifndef KP_CLEANUP_H
@@ -14,7 +15,8 @@
 #include <sys/types.h>
 
 /* Lists a child's file and folder (either may be NULL), removed in that
- * order if a signal ends this process. Returns a slot, or -1 when none is
+ * order if a signal ends this process, the folder with everything in it
+ * (kp_rm_tree). Returns a slot, or -1 when none is
  * free or a path does not fit (then nothing is listed; every function
  * here ignores slot -1). The first call installs the handler for each of
  * the three signals whose action is still the default: a signal that
@@ -29,6 +31,12 @@ void kp_cleanup_defer(int on);
 void kp_cleanup_group(int slot, pid_t pgid);
 /* The child is reaped and its file and folder removed: forget them. */
 void kp_cleanup_drop(int slot);
+
+/* Removes the folder dir and everything in it (folders 8 levels down at most; symbolic links removed, never followed), with
+ * async-signal-safe calls only: the signal handler uses it. Where it is
+ * not empty yet (a killed child finishing a call that makes a file), it
+ * looks again for up to settle_ms. 0 when dir is gone. */
+int kp_rm_tree(const char *dir, int settle_ms);
 
 /* Waits for a group leader `pid` (block 0: only if it has already
  * ended) and reaps it, killing its whole group first: while the leader is

@@ -792,12 +792,7 @@ static void release_worker(kp_wk *w) {
     close(w->req);
     close(w->rep);
     close(w->log);
-    if (w->tmpdir[0]) {
-        char so[PATH_MAX];
-        snprintf(so, sizeof so, "%s/candidate.so", w->tmpdir);
-        unlink(so);
-        rmdir(w->tmpdir);
-    }
+    if (w->tmpdir[0]) kp_rm_tree(w->tmpdir, 0); /* the build's copy, and what the candidate wrote there */
     kp_cleanup_drop(w->slot);
     free(w);
 }
