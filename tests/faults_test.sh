@@ -147,6 +147,45 @@ touch "$T/afile"
 KPROOF_CACHE="$T/afile/cache" "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
 check "cache that cannot be made: exit 70" [ $? = 70 ]
 check "cache that cannot be made: names it" grep -q "cannot create the cache directory" "$T/o"
+# A cache that others can write is refused (exit 64), not believed: a
+# calibration of 0.2 GB/s written there would make an honest kernel
+# REJECTED.
+mkdir -p "$T/opencache"
+chmod 777 "$T/opencache"
+KPROOF_CACHE="$T/opencache" "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
+check "cache writable by anyone: exit 64" [ $? = 64 ]
+check "cache writable by anyone: says so, one line" [ "$(grep -c "writable by anyone (mode 0777" "$T/e")" = 1 ]
+KPROOF_CACHE="$T/opencache" "$K" calibrate --backend host >"$T/o" 2>"$T/e"
+check "cache writable by anyone: calibrate exit 64" [ $? = 64 ]
+KPROOF_CACHE="$T/opencache/sub" "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
+check "cache under a folder anyone can write: exit 64" [ $? = 64 ]
+check "cache under a folder anyone can write: says so" grep -q "above the cache .* not sticky" "$T/e"
+chmod 2775 "$T/opencache"
+KPROOF_CACHE="$T/opencache" "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
+check "cache writable by its group: exit 64" [ $? = 64 ]
+# Without HOME: a folder of this user's own in TMPDIR, made 0700.
+env -u HOME -u XDG_CACHE_HOME -u KPROOF_CACHE "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
+check "no HOME: exit 0" [ $? = 0 ]
+check "no HOME: the cache is \$TMPDIR/kproof-<uid>, 0700" [ "$(stat -c %a "$TMPDIR/kproof-$(id -u)" 2>/dev/null)" = 700 ]
+if [ "$(id -u)" = 0 ]; then
+    mkdir -p "$T/othercache"
+    chown 65534 "$T/othercache"
+    chmod 755 "$T/othercache"
+    KPROOF_CACHE="$T/othercache" "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
+    check "cache of another user: exit 64" [ $? = 64 ]
+    check "cache of another user: names its owner" grep -q "belongs to uid 65534" "$T/e"
+    # A calibration file in our cache that another user wrote is measured again.
+    mkdir -p "$T/ourcache"
+    KPROOF_CACHE="$T/ourcache" "$K" calibrate --backend host >/dev/null 2>&1
+    for f in "$T"/ourcache/calibration-*; do echo "copy_gbs 0.2" >"$f"; chown 65534 "$f"; done
+    KPROOF_CACHE="$T/ourcache" "$K" calibrate --backend host >"$T/o" 2>"$T/e"
+    check "a calibration file of another user is not believed" grep -q "measured now" "$T/e"
+    check "and the one measured again replaces it" [ "$(stat -c %u "$T"/ourcache/calibration-* | sort -u)" = 0 ]
+fi
+# Files of the cache are written 0644 whatever the umask: never writable by the group.
+(umask 002; KPROOF_CACHE="$T/umaskcache" "$K" eval "$good" "${q[@]}" >/dev/null 2>&1)
+check "umask 002: no file of the cache is writable by the group" \
+    [ -n "$(ls "$T/umaskcache")" -a -z "$(find "$T/umaskcache" -perm /022)" ]
 # A read-only cache (a bind mount in a namespace of our own, where the machine allows one).
 mkdir -p "$T/rocache"
 cp "$good" "$T/fresh.c"

@@ -83,6 +83,15 @@ const kp_op *kp_cli_op(const char *name, const char *dtype) {
     return op;
 }
 
+int kp_cli_cache_ok(const char *cmd, const char *cache) {
+    char why[PATH_MAX + 200];
+    if (!kp_cache_check(cache, why, sizeof why)) return 1;
+    fprintf(stderr, "kproof %s: %s: a cache that others can write could change a verdict (a calibration, a build), "
+                    "so kproof refuses it; or set KPROOF_CACHE to a folder of your own (docs/sandbox.md)\n",
+            cmd, why);
+    return 0;
+}
+
 void kp_cli_dir_of(const char *path, char *dir, size_t len) {
     snprintf(dir, len, "%s", path);
     char *s = strrchr(dir, '/');

@@ -19,6 +19,9 @@ const kp_op *kp_cli_op(const char *name, const char *dtype);
 /* The backend when none is named: cuda when its worker is built and a GPU
  * answers, else host. */
 kp_backend kp_cli_auto_backend(const char *root, const char *cache);
+/* 1 when the cache folder may be believed (kp_cache_check); else 0, with
+ * one line on stderr saying why (the caller exits KP_EXIT_USAGE). */
+int kp_cli_cache_ok(const char *cmd, const char *cache);
 /* The folder part of a path ("." when it has none). */
 void kp_cli_dir_of(const char *path, char *dir, size_t len);
 /* A file written whole or not at all (a temporary file beside it, synced,

@@ -637,6 +637,7 @@ int kp_cli_demo(int argc, char **argv) {
     }
     if ((json && !writable("--json", json)) || (mdfile && !writable("--md", mdfile))) return KP_EXIT_USAGE;
     const char *root = kp_default_root(), *cache = kp_default_cache();
+    if (!kp_cli_cache_ok("demo", cache)) return KP_EXIT_USAGE;
     kp_backend be;
     if (backend) {
         if (kp_backend_parse(backend, &be)) {

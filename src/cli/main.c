@@ -310,6 +310,7 @@ static int cmd_calibrate(int argc, char **argv) {
         }
     }
     const char *root = kp_default_root(), *cache = kp_default_cache();
+    if (!kp_cli_cache_ok("calibrate", cache)) return KP_EXIT_USAGE;
     kp_backend be;
     if (backend) {
         if (kp_backend_parse(backend, &be)) {
@@ -659,6 +660,7 @@ static int cmd_eval(int argc, char **argv) {
         return KP_EXIT_INTERNAL;
     }
     o.candidate = file;
+    if (!kp_cli_cache_ok("eval", o.cache_dir)) return KP_EXIT_USAGE;
     static char cache_off[PATH_MAX];
     if (no_sandbox) {
         /* A candidate run without a sandbox could write the cache: its

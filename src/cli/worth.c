@@ -3,6 +3,7 @@
  * They read result files and profiles, never a candidate. */
 #include <errno.h>
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,12 @@ static void trace_json(jout *w, const kp_trace *t, const char *path)
 static int this_device(const char *backend, kp_env *e, char *err, size_t len)
 {
     const char *root = kp_default_root(), *cache = kp_default_cache();
+    char why[PATH_MAX + 200];
+    if (kp_cache_check(cache, why, sizeof why)) {
+        snprintf(err, len, "%s: a cache that others can write could change a verdict, so kproof refuses it; or set "
+                           "KPROOF_CACHE to a folder of your own", why);
+        return KP_EXIT_USAGE;
+    }
     kp_backend be;
     if (backend) {
         if (kp_backend_parse(backend, &be)) {

@@ -127,7 +127,16 @@ int kp_list_dir(const char *dir, kp_name **out);
 /* ---- paths and the calibration cache --------------------------------------- */
 
 const char *kp_default_root(void);       /* KPROOF_ROOT or the source tree */
-const char *kp_default_cache(void);      /* KPROOF_CACHE, XDG_CACHE_HOME/kproof or ~/.cache/kproof */
+/* KPROOF_CACHE, XDG_CACHE_HOME/kproof, ~/.cache/kproof, or without HOME
+ * $TMPDIR/kproof-<uid> (/tmp/kproof-<uid>). */
+const char *kp_default_cache(void);
+/* 0 when the cache folder dir may be believed: it is this user's and not
+ * writable by group or others, and each folder above it is this user's or
+ * root's and, where others may write it, sticky (a folder not made yet
+ * passes: kproof makes it 0700). -1 with why said otherwise. Builds and
+ * calibrations are read only from such a folder, and only files of this
+ * user that nobody else may write. */
+int kp_cache_check(const char *dir, char *why, size_t len);
 /* Reads/writes "key value" lines of a calibration for this device. */
 int kp_calib_load(const char *cache_dir, const char *device_key, kp_calib_rep *c);
 int kp_calib_save(const char *cache_dir, const char *device_key, const kp_calib_rep *c);

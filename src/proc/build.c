@@ -46,8 +46,96 @@ const char *kp_default_cache(void) {
         return buf;
     }
     const char *h = getenv("HOME");
-    snprintf(buf, sizeof buf, "%s/.cache/kproof", (h && *h) ? h : "/tmp");
+    if (h && *h) {
+        snprintf(buf, sizeof buf, "%s/.cache/kproof", h);
+        return buf;
+    }
+    /* No home: a folder of this user's own in the shared tmp (made 0700,
+     * and checked like any cache before it is believed). */
+    const char *t = getenv("TMPDIR");
+    snprintf(buf, sizeof buf, "%s/kproof-%u", t && t[0] == '/' ? t : "/tmp", (unsigned)geteuid());
     return buf;
+}
+
+/* ---- whose cache -------------------------------------------------------------- *
+ * A calibration or a build in the cache decides verdicts: a copy_gbs of
+ * 0.2 makes an honest kernel REJECTED. The cache is believed only where
+ * nobody else could have written it: the folder is this user's and not
+ * writable by group or others, and so is every file read from it; each
+ * folder above it belongs to this user or root and, where group or others
+ * may write it, is sticky (/tmp), so that nobody else can rename the cache
+ * away and put one of theirs in its place. */
+
+static const char *whose(uid_t u, char *buf, size_t len) {
+    snprintf(buf, len, "uid %u", (unsigned)u);
+    return buf;
+}
+
+/* Each folder from / down to path (a symbolic link on the way: its owner
+ * too). last: the rule for path itself. */
+static int walk_safe(const char *path, int last_strict, char *why, size_t len) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", path);
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/') p[--n] = 0;
+    uid_t me = geteuid();
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && p[i] != '/') continue;
+        char c = p[i];
+        p[i] = 0;
+        struct stat st;
+        int is_last = i == n;
+        if (lstat(p, &st)) {
+            int e = errno;
+            p[i] = c;
+            /* Made later, by this user (where it cannot be, making it says why). */
+            if (e == ENOENT || e == ENOTDIR) return 0;
+            snprintf(why, len, "cannot check %s: %s", path, strerror(e));
+            return -1;
+        }
+        char u1[32], u2[32];
+        if (is_last && last_strict && !S_ISLNK(st.st_mode)) { /* a link: its target is checked after */
+            if (st.st_uid != me) {
+                snprintf(why, len, "the cache folder %s belongs to %s, not to this user (%s)", p,
+                         whose(st.st_uid, u1, sizeof u1), whose(me, u2, sizeof u2));
+                p[i] = c;
+                return -1;
+            }
+            if (S_ISDIR(st.st_mode) && (st.st_mode & 022)) {
+                snprintf(why, len, "the cache folder %s is writable by %s (mode %04o; chmod go-w %s)", p,
+                         (st.st_mode & 002) ? "anyone" : "its group", (unsigned)(st.st_mode & 07777), p);
+                p[i] = c;
+                return -1;
+            }
+        } else if (st.st_uid != me && st.st_uid != 0) {
+            snprintf(why, len, "the folder %s above the cache %s belongs to %s, who could put a cache of theirs in its "
+                               "place", p, path, whose(st.st_uid, u1, sizeof u1));
+            p[i] = c;
+            return -1;
+        } else if (S_ISDIR(st.st_mode) && (st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+            snprintf(why, len, "the folder %s above the cache %s is writable by %s and not sticky (mode %04o): "
+                               "they could put a cache of theirs in its place", p, path,
+                     (st.st_mode & 002) ? "anyone" : "its group", (unsigned)(st.st_mode & 07777));
+            p[i] = c;
+            return -1;
+        }
+        p[i] = c;
+    }
+    return 0;
+}
+
+int kp_cache_check(const char *dir, char *why, size_t len) {
+    if (walk_safe(dir, 1, why, len)) return -1;
+    char real[PATH_MAX];
+    if (realpath(dir, real) && strcmp(real, dir) && walk_safe(real, 1, why, len)) return -1;
+    return 0;
+}
+
+/* A file read from the cache: a plain file of this user's that nobody
+ * else may write. */
+static int file_ours(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022);
 }
 
 int kp_file_exists(const char *path) {
@@ -87,17 +175,19 @@ int kp_list_dir(const char *dir, kp_name **out) {
     return n;
 }
 
+/* Makes dir and the folders above it that are missing, each for this user
+ * alone (0700). */
 static int mkdir_p(const char *dir) {
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s", dir);
     for (char *p = tmp + 1; *p; p++) {
         if (*p == '/') {
             *p = 0;
-            if (mkdir(tmp, 0755) && errno != EEXIST) return -1;
+            if (mkdir(tmp, 0700) && errno != EEXIST) return -1;
             *p = '/';
         }
     }
-    if (mkdir(tmp, 0755) && errno != EEXIST) return -1;
+    if (mkdir(tmp, 0700) && errno != EEXIST) return -1;
     struct stat st; /* EEXIST: a file of that name is no directory */
     if (stat(tmp, &st) || !S_ISDIR(st.st_mode)) {
         errno = ENOTDIR;
@@ -356,7 +446,7 @@ static int write_atomic(const char *path, const void *text, size_t n) {
     snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) return -1;
-    int bad = fwrite(text, 1, n, f) != n;
+    int bad = fchmod(fileno(f), 0644) || fwrite(text, 1, n, f) != n; /* never writable by group: umask 002 */
     if (fclose(f) || bad || rename(tmp, path)) {
         unlink(tmp);
         return -1;
@@ -376,7 +466,7 @@ static int copy_atomic(const char *from, const char *to) {
     }
     char buf[65536];
     size_t n;
-    int bad = 0;
+    int bad = fchmod(fileno(b), 0644) != 0; /* never writable by group: umask 002 */
     while ((n = fread(buf, 1, sizeof buf, a)) > 0)
         if (fwrite(buf, 1, n, b) != n) bad = 1;
     fclose(a);
@@ -391,6 +481,7 @@ static int copy_atomic(const char *from, const char *to) {
 static int build_intact(const char *so) {
     char sum[PATH_MAX + 8];
     snprintf(sum, sizeof sum, "%s.sum", so);
+    if (!file_ours(so) || !file_ours(sum)) return 0;
     char *text = read_small(sum, 64);
     if (!text) return 0;
     unsigned long long want = strtoull(text, NULL, 16);
@@ -463,13 +554,18 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
         snprintf(log, loglen, "cannot create the cache directory %s: %s", cache_dir, strerror(errno));
         return -2;
     }
+    char why[PATH_MAX + 200];
+    if (kp_cache_check(cache_dir, why, sizeof why)) {
+        snprintf(log, loglen, "%s (set KPROOF_CACHE to a folder of your own)", why);
+        return -2;
+    }
     kp_sb_protect(cache_dir);
     const char *be = kp_backend_name(backend);
     char manifest[PATH_MAX];
     snprintf(manifest, sizeof manifest, "%s/%s-%016llx.deps", cache_dir, be, (unsigned long long)key);
     /* A cache that candidates could write (no sandbox here) is not reused. */
     if (kp_sb_cache_trusted()) {
-        char *list = read_small(manifest, DEPS_MAX);
+        char *list = file_ours(manifest) ? read_small(manifest, DEPS_MAX) : NULL;
         uint64_t k1;
         if (list && deps_key(key, list, &k1) == 0) {
             snprintf(so_path, so_len, "%s/%s-%016llx.so", cache_dir, be, (unsigned long long)k1);
@@ -611,6 +707,9 @@ static void calib_path(char *buf, size_t len, const char *cache_dir, const char 
 int kp_calib_load(const char *cache_dir, const char *key, kp_calib_rep *c) {
     char path[PATH_MAX];
     calib_path(path, sizeof path, cache_dir, key);
+    char why[PATH_MAX + 200];
+    /* Written by someone else, or writable by them: measured again. */
+    if (kp_cache_check(cache_dir, why, sizeof why) || !file_ours(path)) return -1;
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     memset(c, 0, sizeof *c);
@@ -635,7 +734,8 @@ int kp_calib_load(const char *cache_dir, const char *key, kp_calib_rep *c) {
 
 int kp_calib_save(const char *cache_dir, const char *key, const kp_calib_rep *c) {
     char path[PATH_MAX];
-    if (mkdir_p(cache_dir)) return -1;
+    char why[PATH_MAX + 200];
+    if (mkdir_p(cache_dir) || kp_cache_check(cache_dir, why, sizeof why)) return -1;
     calib_path(path, sizeof path, cache_dir, key);
     /* Written aside, then renamed: evaluations running side by side never
      * read half a file. */
@@ -643,6 +743,7 @@ int kp_calib_save(const char *cache_dir, const char *key, const kp_calib_rep *c)
     snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return -1;
+    fchmod(fileno(f), 0644); /* never writable by group: umask 002 */
     fprintf(f, "copy_gbs %.6g\ngemm_f32_gflops %.6g\ngemm_tf32_gflops %.6g\ngemm_bf16_gflops %.6g\n", c->copy_gbs,
             c->gemm_f32_gflops, c->gemm_tf32_gflops, c->gemm_bf16_gflops);
     if (fclose(f) || rename(tmp, path)) {
