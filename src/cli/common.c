@@ -1,5 +1,6 @@
 /* common.c: what the kproof command's files share: argument parsing, the
- * op lookup, whether a GPU answers, files written whole. */
+ * op lookup, whether a GPU answers, files written whole, output paths that
+ * must not name an input. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -132,4 +133,36 @@ int kp_cli_atomic_close(FILE *f, const char *tmp, const char *path, char *why, s
         return -1;
     }
     return 0;
+}
+
+/* A path made absolute without needing the file itself: its folder
+ * resolved (links included) and its last name appended. */
+static int canonical(const char *path, char *out, size_t len) {
+    char dir[PATH_MAX], real[PATH_MAX];
+    kp_cli_dir_of(path, dir, sizeof dir);
+    if (!realpath(dir, real)) return -1;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) return -1;
+    return snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", base) < (int)len ? 0 : -1;
+}
+
+int kp_cli_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea != eb) return 0; /* one exists, the other does not */
+    char ca[PATH_MAX], cb[PATH_MAX];
+    return canonical(a, ca, sizeof ca) == 0 && canonical(b, cb, sizeof cb) == 0 && !strcmp(ca, cb);
+}
+
+int kp_cli_out_clash(const char *cmd, const char *flag, const char *out, const char *what, const char *input) {
+    if (!kp_cli_same_file(out, input)) return 0;
+    if (!strcmp(out, input))
+        fprintf(stderr, "kproof %s: %s %s is the %s: writing it would destroy it (name another file)\n", cmd, flag,
+                out, what);
+    else
+        fprintf(stderr, "kproof %s: %s %s names the same file as the %s (%s): writing it would destroy it (name another "
+                "file)\n", cmd, flag, out, what, input);
+    return -1;
 }

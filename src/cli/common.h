@@ -28,5 +28,12 @@ void kp_cli_dir_of(const char *path, char *dir, size_t len);
  * renamed): open gives NULL with why set; close returns 0 or -1 with why. */
 FILE *kp_cli_atomic_open(const char *path, char *tmp, size_t tmplen, char *why, size_t len);
 int kp_cli_atomic_close(FILE *f, const char *tmp, const char *path, char *why, size_t len);
+/* Do two paths name one file? The same device and inode where both exist;
+ * where neither does, the same absolute path (folders resolved). */
+int kp_cli_same_file(const char *a, const char *b);
+/* An output path that names an input (the candidate, a result read) is
+ * refused before anything runs: says so on stderr as "kproof CMD: FLAG OUT
+ * is the WHAT ..." and returns -1; 0 when they are different files. */
+int kp_cli_out_clash(const char *cmd, const char *flag, const char *out, const char *what, const char *input);
 
 #endif

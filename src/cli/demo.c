@@ -635,6 +635,7 @@ int kp_cli_demo(int argc, char **argv) {
             return KP_EXIT_USAGE;
         }
     }
+    if (json && mdfile && kp_cli_out_clash("demo", "--md", mdfile, "--json file", json)) return KP_EXIT_USAGE;
     if ((json && !writable("--json", json)) || (mdfile && !writable("--md", mdfile))) return KP_EXIT_USAGE;
     const char *root = kp_default_root(), *cache = kp_default_cache();
     if (!kp_cli_cache_ok("demo", cache)) return KP_EXIT_USAGE;
@@ -650,8 +651,6 @@ int kp_cli_demo(int argc, char **argv) {
     }
     char ext[16];
     snprintf(ext, sizeof ext, ".%s", kp_backend_get(be)->src_ext);
-    kp_env env;
-    if (demo_env(be, root, cache, &env)) return KP_EXIT_INTERNAL;
 
     static row rows[MAX_ROWS];
     int nr = 0;
@@ -708,6 +707,16 @@ int kp_cli_demo(int argc, char **argv) {
         fprintf(stderr, "kproof demo: no kernels or exploits under %s (set KPROOF_ROOT to the kproof tree)\n", root);
         return KP_EXIT_INTERNAL;
     }
+    /* The matrix files never replace a row's source. */
+    for (int i = 0; i < nr; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "source of row %s", rows[i].name);
+        if ((json && kp_cli_out_clash("demo", "--json", json, what, rows[i].path)) ||
+            (mdfile && kp_cli_out_clash("demo", "--md", mdfile, what, rows[i].path)))
+            return KP_EXIT_USAGE;
+    }
+    kp_env env;
+    if (demo_env(be, root, cache, &env)) return KP_EXIT_INTERNAL;
     int total = 0; /* evaluations that run: the cells runs_in() keeps */
     for (int i = 0; i < nr; i++)
         for (int m = 0; m < NMODES; m++) total += runs_in(&rows[i], m);

@@ -56,7 +56,7 @@ static const cmd_help HELP[] = {
      "  --seed N           master seed (default: from the OS; printed for reproduction)\n"
      "  --json | --md      print the result as JSON (schema 1) or markdown instead of a table\n"
      "  --out FILE         write the result to FILE (through a temporary file and a rename)\n"
-     "                     instead of stdout\n"
+     "                     instead of stdout (never the candidate itself)\n"
      "  --no-sandbox       run the worker and the compiler as plain processes (reported in the\n"
      "                     result; builds go to a cache of their own): see docs/sandbox.md\n"
      "  --quiet            no progress lines on stderr\n\n"
@@ -654,7 +654,8 @@ static int cmd_eval(int argc, char **argv) {
     if (bi->eval_budget_s > 0 && !budget_set) o.stop.budget_s = bi->eval_budget_s;
     if (bi->eval_target > 0 && !target_set) o.stop.target = bi->eval_target;
     if (fits_memory(o.op, o.shapes, o.nshapes)) return KP_EXIT_USAGE;
-    if (out_file && out_writable(out_file)) return KP_EXIT_USAGE;
+    if (out_file && (out_writable(out_file) || kp_cli_out_clash("eval", "--out", out_file, "candidate", file)))
+        return KP_EXIT_USAGE;
     if (g_stdout_closed && !out_file) {
         fprintf(stderr, "kproof eval: standard output is closed: the result would be lost (pass --out FILE)\n");
         return KP_EXIT_INTERNAL;

@@ -920,6 +920,9 @@ int kp_cli_report(int argc, char **argv)
         fprintf(stderr, "kproof report: which results? (kproof report RESULT.json ... -o report.html)\n");
         return KP_EXIT_USAGE;
     }
+    for (int i = 0; out && i < nf; i++)
+        if (kp_cli_out_clash(cmd, "-o", out, "result", files[i]))
+            return KP_EXIT_USAGE;
     kp_result rs[MAX_FILES];
     const kp_result *ptrs[MAX_FILES];
     int nl = 0, code = 0;
