@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # cli_outputs_test.sh: what kproof writes and where it keeps its temporary
-# files (host backend): an output path never names an input.
+# files (host backend): an output path never names an input, TMPDIR is one
+# rule everywhere, and a device lock that cannot be opened runs nothing.
+# About 15 s on two cores.
 # Usage: cli_outputs_test.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1
@@ -59,5 +61,61 @@ check "demo --json a row's source: unchanged" cmp -s "$row" "$T/row.c"
 refused "demo --md and --json one file" 64 "names the same file as the --json file" \
     "$K" demo --backend host --only stale --json "$T/d.json" --md "$T/../$(basename "$T")/d.json"
 
+# ---- TMPDIR: one rule, everywhere ---------------------------------------------------
+long_missing="$T/a-missing-temporary-folder-of-well-over-forty-characters"
+refused "TMPDIR missing and long: eval" 70 "TMPDIR=$long_missing cannot be used: No such file" \
+    env TMPDIR="$long_missing" "$K" eval "$T/s.c" "${q[@]}"
+refused "TMPDIR missing and short: eval" 70 "TMPDIR=/kpo-none cannot be used" \
+    env TMPDIR=/kpo-none "$K" eval "$T/s.c" "${q[@]}"
+refused "TMPDIR relative: eval" 70 "not an absolute path" env TMPDIR=tmp "$K" eval "$T/s.c" "${q[@]}"
+refused "TMPDIR a file: eval" 70 "not a directory" env TMPDIR="$T/s.c" "$K" eval "$T/s.c" "${q[@]}"
+refused "TMPDIR of 201 characters: eval" 70 "longer than 200 characters" \
+    env TMPDIR="/$(printf 'x%.0s' $(seq 200))" "$K" eval "$T/s.c" "${q[@]}"
+refused "TMPDIR missing: calibrate" 70 "cannot be used" env TMPDIR="$long_missing" "$K" calibrate --backend host
+refused "TMPDIR missing: demo" 70 "cannot be used" env TMPDIR="$long_missing" "$K" demo --backend host --only stale
+long="$T/an-existing-temporary-folder-of-well-over-forty-characters"
+mkdir -p "$long"
+TMPDIR="$long" "$K" eval "$T/s.c" "${q[@]}" >"$T/out" 2>"$T/err"
+check "TMPDIR existing and long: PASS" [ $? -eq 0 ]
+check "TMPDIR existing and long: the device lock is there" [ -e "$long/kproof-device-host.lock" ]
+check "TMPDIR existing and long: no folder is left there" [ -z "$(ls -d "$long"/kproof-* 2>/dev/null | grep -v lock)" ]
+
+# ---- the device lock ----------------------------------------------------------------
+# One that cannot be opened runs nothing (and measures no calibration); one
+# that can only be read serves (flock needs no write access).
+lk="$T/lk"
+mkdir -p "$lk" "$T/home"
+chmod 1777 "$lk"
+chmod 777 "$T/home"
+"$K" eval "$T/s.c" "${q[@]}" >/dev/null 2>&1 # the lock file of $TMPDIR exists
+TMPDIR="$lk" "$K" eval "$T/s.c" "${q[@]}" >/dev/null 2>&1
+as_other=()
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    as_other=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    chmod 600 "$lk/kproof-device-host.lock" # root's file, unreadable to the other user
+else
+    chmod 000 "$lk/kproof-device-host.lock" # the user's own file, unreadable
+fi
+chmod 644 "$T/s.c"
+other() { "${as_other[@]}" env HOME="$T/home" KPROOF_CACHE="$T/home/cache" TMPDIR="$lk" "$@"; }
+refused "lock file unreadable: eval" 70 "cannot open the device lock $lk/kproof-device-host.lock" \
+    other "$K" eval "$T/s.c" --op softmax --shape 257x1000 --json --no-sandbox --quiet
+check "lock file unreadable: no result on stdout" [ ! -s "$T/out" ]
+check "lock file unreadable: no calibration measured" [ -z "$(find "$T/home" -name 'calibration-*' 2>/dev/null)" ]
+refused "lock file unreadable: calibrate" 70 "cannot open the device lock" other "$K" calibrate --backend host
+refused "lock file unreadable: demo" 70 "cannot open the device lock" other "$K" demo --backend host --only stale
+check "lock file unreadable: still no calibration" [ -z "$(find "$T/home" -name 'calibration-*' 2>/dev/null)" ]
+if [ ${#as_other[@]} -gt 0 ]; then
+    chmod 644 "$lk/kproof-device-host.lock"
+    other "$K" eval "$T/s.c" --op softmax --shape 257x1000 --json --no-sandbox --quiet --correctness \
+        >"$T/ro.json" 2>"$T/err"
+    rc=$?
+    check "another user's readable lock file: PASS" [ $rc -eq 0 ]
+    [ $rc -eq 0 ] || { echo "     exit $rc"; tail -3 "$T/err" | sed "s/^/     /"; }
+    check "another user's readable lock file: the lock was held" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["device_lock"]["held_s"] > 0, d["device_lock"]' "$T/ro.json"
+fi
 
 exit $fail

@@ -265,8 +265,7 @@ fi
 # a process group of its own, which a terminal's Ctrl-C never reaches), not
 # their kproof-w-* folders, not a compiler or its half-made output; and it
 # ends as the signal says (128 + its number). Each run gets a private
-# TMPDIR (short: kproof uses TMPDIR only under 40 characters), so the
-# processes and folders looked for are this run's alone.
+# TMPDIR, so the processes and folders looked for are this run's alone.
 alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null) && [ -n "$s" ] && [ "${s#Z}" = "$s" ]; }
 gone() { # gone PATTERN: no process's command line matches it within 5 s (SIGKILL is asynchronous)
     local i p

@@ -1,6 +1,6 @@
 /* common.c: what the kproof command's files share: argument parsing, the
  * op lookup, whether a GPU answers, files written whole, output paths that
- * must not name an input. */
+ * must not name an input, the temporary folder. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -164,5 +164,12 @@ int kp_cli_out_clash(const char *cmd, const char *flag, const char *out, const c
     else
         fprintf(stderr, "kproof %s: %s %s names the same file as the %s (%s): writing it would destroy it (name another "
                 "file)\n", cmd, flag, out, what, input);
+    return -1;
+}
+
+int kp_cli_tmp_usable(const char *cmd) {
+    char why[PATH_MAX + 200];
+    if (kp_tmp_dir(why, sizeof why)) return 0;
+    fprintf(stderr, "kproof %s: %s\n", cmd, why);
     return -1;
 }

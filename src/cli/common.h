@@ -35,5 +35,8 @@ int kp_cli_same_file(const char *a, const char *b);
  * refused before anything runs: says so on stderr as "kproof CMD: FLAG OUT
  * is the WHAT ..." and returns -1; 0 when they are different files. */
 int kp_cli_out_clash(const char *cmd, const char *flag, const char *out, const char *what, const char *input);
+/* Is kproof's temporary folder usable (kp_tmp_dir)? -1 after saying why
+ * on stderr: the command then ends with 70 before it runs anything. */
+int kp_cli_tmp_usable(const char *cmd);
 
 #endif

@@ -128,7 +128,12 @@ static int demo_env(kp_backend be, const char *root, const char *cache, kp_env *
     char err[600] = "";
     kp_calib_rep c;
     int measured = 0;
-    kp_devlock_open_backend(be); /* calibration measures: nobody else on the device */
+    /* calibration measures, and every row runs on the device: nobody else
+     * on it, or nothing at all */
+    if (kp_devlock_open_backend(be)) {
+        fprintf(stderr, "kproof demo: %s\n", kp_devlock_error());
+        return -1;
+    }
     if (kp_trusted_start(be, root, cache, &w, err, sizeof err) ||
         kp_device_facts(w, cache, 0, e, &c, &measured, err, sizeof err)) {
         fprintf(stderr, "kproof demo: %s\n", err);
@@ -640,12 +645,12 @@ int kp_cli_demo(int argc, char **argv) {
     const char *root = kp_default_root(), *cache = kp_default_cache();
     if (!kp_cli_cache_ok("demo", cache)) return KP_EXIT_USAGE;
     kp_backend be;
-    if (backend) {
-        if (kp_backend_parse(backend, &be)) {
-            fprintf(stderr, "kproof demo: unknown backend '%s' (host or cuda)\n", backend);
-            return KP_EXIT_USAGE;
-        }
-    } else {
+    if (backend && kp_backend_parse(backend, &be)) {
+        fprintf(stderr, "kproof demo: unknown backend '%s' (host or cuda)\n", backend);
+        return KP_EXIT_USAGE;
+    }
+    if (kp_cli_tmp_usable("demo")) return KP_EXIT_INTERNAL;
+    if (!backend) {
         be = kp_cli_auto_backend(root, cache);
         if (!kp_backend_get(be)->gpu) fprintf(stderr, "[demo] no GPU answered: running on the host backend (the CPU)\n");
     }

@@ -61,7 +61,8 @@ static const cmd_help HELP[] = {
      "                     result; builds go to a cache of their own): see docs/sandbox.md\n"
      "  --quiet            no progress lines on stderr\n\n"
      "Exit status: 0 PASS, 1 WRONG, 2 REJECTED, 3 ERROR, 4 NOISY, 64 bad usage or input,\n"
-     "70 the harness itself failed."},
+     "70 the harness itself failed (including a device lock that cannot be opened or is held\n"
+     "past KPROOF_LOCK_TIMEOUT, and a TMPDIR that is not an existing folder kproof can write)."},
     {"list", "kproof list [--json]",
      "Lists the ops with their dtypes and entry points; --json adds each op's family and\n"
      "benchmark shapes with the cost model (bytes, FLOPs) at each."},
@@ -317,12 +318,18 @@ static int cmd_calibrate(int argc, char **argv) {
             fprintf(stderr, "kproof calibrate: unknown backend '%s'\n", backend);
             return KP_EXIT_USAGE;
         }
-    } else {
+    }
+    if (kp_cli_tmp_usable("calibrate")) return KP_EXIT_INTERNAL;
+    if (!backend) {
         be = kp_cli_auto_backend(root, cache);
     }
     kp_wk *w = NULL;
     char err[600] = "";
-    kp_devlock_open_backend(be); /* calibration measures: nobody else on the device */
+    /* calibration measures: nobody else on the device, or no measurement */
+    if (kp_devlock_open_backend(be)) {
+        fprintf(stderr, "kproof calibrate: %s\n", kp_devlock_error());
+        return KP_EXIT_INTERNAL;
+    }
     if (kp_trusted_start(be, root, cache, &w, err, sizeof err)) {
         fprintf(stderr, "kproof calibrate: %s\n", err);
         return KP_EXIT_INTERNAL;
@@ -658,6 +665,13 @@ static int cmd_eval(int argc, char **argv) {
         return KP_EXIT_USAGE;
     if (g_stdout_closed && !out_file) {
         fprintf(stderr, "kproof eval: standard output is closed: the result would be lost (pass --out FILE)\n");
+        return KP_EXIT_INTERNAL;
+    }
+    /* Where the lock and the builds live, and the lock itself: a run that
+     * could not keep the device to itself is not started. */
+    if (kp_cli_tmp_usable("eval")) return KP_EXIT_INTERNAL;
+    if (kp_devlock_open_backend(o.backend)) {
+        fprintf(stderr, "kproof eval: %s\n", kp_devlock_error());
         return KP_EXIT_INTERNAL;
     }
     o.candidate = file;

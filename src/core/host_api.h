@@ -80,12 +80,22 @@ const char *kp_wk_log(const kp_wk *w, int64_t *total_bytes);
 void kp_wk_stop(kp_wk *w);
 /* 0 when the worker executable of this backend is built; else err says so. */
 int kp_wk_available(kp_backend b, char *err, size_t errlen);
+/* kproof's temporary folder (devlock.c), for the device lock, builds and
+ * the workers' private copies alike: $TMPDIR when set and not empty, else
+ * /tmp; NULL, with why naming the folder and the reason, when it is not
+ * an absolute path of at most KP_TMPDIR_MAX characters to a folder this
+ * process can write. Nothing falls back to another folder. */
+#define KP_TMPDIR_MAX 200
+const char *kp_tmp_dir(char *why, size_t len);
 /* The device lock (devlock.c): opens the lock of this process's device
- * (0 ok, -1 none: then nothing is locked); hold(1)/hold(0) take and give
- * it, re-entrant. kp_wk_call, kp_wk_start and kp_wk_stop hold it. */
+ * (0 ok; -1 when it cannot be opened: every hold(1) then fails with the
+ * reason, so nothing runs on the device unlocked); hold(1)/hold(0) take
+ * and give it, re-entrant. kp_wk_call, kp_wk_start and kp_wk_stop hold it.
+ * A process that never opens it locks nothing. */
 int kp_devlock_open_backend(kp_backend be);
-/* hold(1) returns -1 when the lock could not be had within its bound
- * (kp_devlock_error says who holds it); hold(0) must follow all the same. */
+/* hold(1) returns -1 when the lock could not be had within its bound or
+ * could not be opened (kp_devlock_error says who holds it, or why); hold(0)
+ * must follow all the same. */
 int kp_devlock_hold(int on);
 const char *kp_devlock_error(void);
 /* on: say once on stderr when this process first waits for the lock

@@ -588,9 +588,14 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     }
     close(pfd);
     unlink(probe);
-    const char *tmpd = getenv("TMPDIR");
+    char why[PATH_MAX + 200];
+    const char *tmpd = kp_tmp_dir(why, sizeof why);
+    if (!tmpd) {
+        snprintf(log, loglen, "cannot make a build folder: %s", why);
+        return -2;
+    }
     char stage[PATH_MAX];
-    snprintf(stage, sizeof stage, "%s/kproof-b-XXXXXX", tmpd && *tmpd && tmpd[0] == '/' ? tmpd : "/tmp");
+    snprintf(stage, sizeof stage, "%s/kproof-b-XXXXXX", tmpd);
     char out_so[PATH_MAX + 16], depf[PATH_MAX + 16];
     kp_cleanup_defer(1);
     char *made = mkdtemp(stage);
@@ -599,8 +604,7 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     int slot = made ? kp_cleanup_add(out_so, stage) : -1;
     kp_cleanup_defer(0);
     if (!made) {
-        snprintf(log, loglen, "cannot make a build folder in %s: %s", tmpd && *tmpd ? tmpd : "/tmp",
-                 strerror(errno));
+        snprintf(log, loglen, "cannot make a build folder in %s: %s", tmpd, strerror(errno));
         return -2;
     }
     argv[n++] = (char *)"-MD";

@@ -1,4 +1,5 @@
-/* devlock.c: one device, one user at a time, across processes.
+/* devlock.c: one device, one user at a time, across processes; and the
+ * temporary folder that the lock, the builds and the workers share.
  *
  * Every exchange with a worker, and a whole timing phase, holds an
  * exclusive lock on a file named after the device (flock), so kproof
@@ -7,8 +8,11 @@
  * GPU, and the device-wide memory guard never sees another process's
  * allocations. The parent's CPU work (inputs, references, checks) runs
  * outside the lock, which is what lets processes overlap at all.
- * Re-entrant within a process (a count). Without a lock file (no /tmp, or
- * another user's file), nothing is locked, and stderr says so.
+ * Re-entrant within a process (a count). A lock file that cannot be
+ * opened (another user's file without read permission, a temporary
+ * folder that cannot be used) is a harness fault like a lock held too
+ * long: every take of the lock fails with the reason, so nothing is run or
+ * timed on the device, and no calibration is measured, without it.
  * A wait is bounded (KPROOF_LOCK_TIMEOUT, default 600 s) and names the
  * holder's pid; the lock is re-validated by inode once taken, and backed
  * by an abstract socket name, so removing the lock file while someone
@@ -30,12 +34,53 @@
 #include "kproof/backends.h"
 
 static int lock_fd = -1, depth = 0, announce = 0;
-static char lock_path[512], lock_key[128];
+static int open_failed;  /* the lock was asked for and could not be opened: open_err says why */
+static char lock_path[512], lock_key[128], open_err[700];
+
+/* The temporary folder, one rule for every use: $TMPDIR when it is set
+ * and not empty, else /tmp; either way an absolute path of at most
+ * KP_TMPDIR_MAX characters naming a folder this process can write. */
+const char *kp_tmp_dir(char *why, size_t len) {
+    const char *t = getenv("TMPDIR");
+    int env = t && *t;
+    const char *d = env ? t : "/tmp";
+    const char *problem = NULL;
+    char too_long[64];
+    snprintf(too_long, sizeof too_long, "longer than %d characters", KP_TMPDIR_MAX);
+    struct stat st;
+    if (d[0] != '/') problem = "not an absolute path";
+    else if (strlen(d) > KP_TMPDIR_MAX) problem = too_long;
+    else if (stat(d, &st) != 0) problem = strerror(errno);
+    else if (!S_ISDIR(st.st_mode)) problem = "not a directory";
+    else if (access(d, W_OK | X_OK) != 0) problem = strerror(errno);
+    if (!problem) return d;
+    if (why && len)
+        snprintf(why, len,
+                 "the temporary folder %s%.*s cannot be used: %s (kproof keeps its device lock and private build "
+                 "folders there: %s)",
+                 env ? "TMPDIR=" : "", KP_TMPDIR_MAX + 40, d, problem,
+                 env ? "set TMPDIR to an existing folder you can write, or unset it for /tmp" : "make /tmp usable, "
+                                                                                               "or set TMPDIR");
+    return NULL;
+}
 
 void kp_devlock_announce(int on) { announce = on; }
 static double wait_total, held_total, held_since;
 
 static int kp_devlock_open(const char *key);
+
+/* The lock file, made for every user; flock needs no write access, so
+ * another user's file that is readable serves read-only. */
+static int open_lock_file(void) {
+    mode_t old = umask(0);
+    int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    umask(old);
+    if (fd < 0 && errno == EACCES) {
+        fd = open(lock_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) errno = EACCES;
+    }
+    return fd;
+}
 
 /* The device's name, the same for every process that would use it: the
  * backend's name, and on a backend with a device variable (cuda:
@@ -63,20 +108,24 @@ static int kp_devlock_open(const char *key) {
     for (const char *k = key; *k && n + 1 < sizeof safe; k++)
         safe[n++] = (*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') || *k == '-' ? *k : '_';
     safe[n] = 0;
-    const char *tmp = getenv("TMPDIR");
-    char path[512];
-    /* Shared by every user of the machine: the device is. */
-    snprintf(path, sizeof path, "%s/kproof-device-%s.lock", (tmp && *tmp) ? tmp : "/tmp", safe);
-    mode_t old = umask(0);
-    snprintf(lock_path, sizeof lock_path, "%s", path);
+    open_failed = 0;
     snprintf(lock_key, sizeof lock_key, "%s", safe);
-    lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    umask(old);
+    const char *tmp = kp_tmp_dir(open_err, sizeof open_err);
+    if (!tmp) {
+        lock_path[0] = 0;
+        open_failed = 1;
+        return -1;
+    }
+    /* Shared by every user of the machine: the device is. */
+    snprintf(lock_path, sizeof lock_path, "%s/kproof-device-%s.lock", tmp, safe);
+    lock_fd = open_lock_file();
     if (lock_fd < 0) {
-        static int said;
-        if (!said++)
-            fprintf(stderr, "kproof: cannot open the device lock %s (%s): other kproof processes may share the device\n",
-                    path, strerror(errno));
+        snprintf(open_err, sizeof open_err,
+                 "cannot open the device lock %s: %s (kproof runs nothing on the device without it: another "
+                 "kproof process could share the device; its owner can make it readable (mode 0644 or 0666) or "
+                 "remove it, or set TMPDIR to a folder every kproof on this machine uses)",
+                 lock_path, strerror(errno));
+        open_failed = 1;
         return -1;
     }
     return 0;
@@ -132,7 +181,7 @@ static int claim(void) {
     return e == EADDRINUSE ? 0 : 1;
 }
 
-static char lock_err[300];
+static char lock_err[800];
 static int held_ok;
 
 static double lock_timeout(void) {
@@ -153,10 +202,14 @@ static int acquire(void) {
             if (!lock_file_current()) { /* removed or replaced: lock what the path names now */
                 flock(lock_fd, LOCK_UN);
                 close(lock_fd);
-                mode_t old = umask(0);
-                lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-                umask(old);
-                if (lock_fd < 0) return -1;
+                lock_fd = open_lock_file();
+                if (lock_fd < 0) {
+                    snprintf(open_err, sizeof open_err, "cannot open the device lock %s again after it was replaced: %s",
+                             lock_path, strerror(errno));
+                    open_failed = 1;
+                    snprintf(lock_err, sizeof lock_err, "%s", open_err);
+                    return -1;
+                }
                 continue;
             }
             if (claim()) {
@@ -165,6 +218,8 @@ static int acquire(void) {
             }
             flock(lock_fd, LOCK_UN); /* someone holds the device under a removed file */
         } else if (errno != EWOULDBLOCK && errno != EINTR) {
+            snprintf(lock_err, sizeof lock_err, "the device lock %s could not be taken: %s", lock_path,
+                     strerror(errno));
             return -1;
         }
         double waited = kp_wall_s() - t0;
@@ -204,21 +259,16 @@ static int acquire(void) {
 }
 
 int kp_devlock_hold(int on) {
-    if (lock_fd < 0) return 0;
+    if (lock_fd < 0 && !open_failed) return 0; /* no lock was asked for: nothing to take */
     if (on) {
         if (depth++ == 0) {
             lock_err[0] = 0;
-            int rc = acquire();
+            /* A lock that cannot be had is never worked around: every
+             * take fails with the reason, as a wait past its bound does. */
+            int rc = lock_fd >= 0 ? acquire() : -1;
             held_since = kp_wall_s();
             held_ok = rc == 0;
-            if (rc == -1) { /* cannot lock: say so once, run unlocked */
-                fprintf(stderr, "kproof: the device lock failed (%s): other kproof processes may share the device\n",
-                        strerror(errno));
-                if (lock_fd >= 0) close(lock_fd);
-                lock_fd = -1;
-                depth = 0;
-                return 0;
-            }
+            if (rc && !lock_err[0]) snprintf(lock_err, sizeof lock_err, "%s", open_err);
         }
         return held_ok ? 0 : -1;
     }
@@ -234,7 +284,10 @@ int kp_devlock_hold(int on) {
     return 0;
 }
 
-const char *kp_devlock_error(void) { return lock_err[0] ? lock_err : "the device lock could not be taken"; }
+const char *kp_devlock_error(void) {
+    if (lock_err[0]) return lock_err;
+    return open_failed ? open_err : "the device lock could not be taken";
+}
 
 void kp_devlock_times(double *wait_s, double *held_s) {
     *wait_s = wait_total;

@@ -44,7 +44,7 @@ struct kp_wk {
     size_t tail_pos;
     int64_t log_total;
     char tail_lin[LOG_TAIL + 1];
-    char tmpdir[64];      /* private copy of the candidate's build */
+    char tmpdir[KP_TMPDIR_MAX + 32]; /* private copy of the candidate's build */
     int slot;             /* its entry in cleanup.h's list, -1 none */
     /* CPU accounting (host backend): the worker process's CPU clock and its
      * main thread's run time, read from outside at every request's edges. */
@@ -522,18 +522,20 @@ static int start_worker(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
 
     /* The worker loads a private copy of the build: its path (visible in
      * the worker's command line) then says nothing about the cache. */
-    const char *tmp = getenv("TMPDIR");
-    snprintf(w->tmpdir, sizeof w->tmpdir, "%s/kproof-w-XXXXXX", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+    char why[PATH_MAX + 200];
+    const char *tmp = kp_tmp_dir(why, sizeof why);
+    snprintf(w->tmpdir, sizeof w->tmpdir, "%s/kproof-w-XXXXXX", tmp ? tmp : "");
     char so_copy[PATH_MAX];
     kp_cleanup_defer(1); /* no signal between making the folder and listing it */
-    char *made = mkdtemp(w->tmpdir);
+    char *made = tmp ? mkdtemp(w->tmpdir) : NULL;
     if (made) {
         snprintf(so_copy, sizeof so_copy, "%s/candidate.so", w->tmpdir);
         w->slot = kp_cleanup_add(so_copy, w->tmpdir);
     }
     kp_cleanup_defer(0);
     if (!made || copy_file(o->so_path, so_copy)) {
-        snprintf(err, errlen, "cannot stage the build in a private directory: %s", strerror(errno));
+        if (!tmp) snprintf(err, errlen, "cannot stage the build: %s", why);
+        else snprintf(err, errlen, "cannot stage the build in a private directory under %s: %s", tmp, strerror(errno));
         int all[6] = {rq[0], rq[1], rp[0], rp[1], lg[0], lg[1]};
         for (int i = 0; i < 6; i++) close(all[i]);
         if (made) {
