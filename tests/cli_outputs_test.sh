@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cli_outputs_test.sh: what kproof writes and where it keeps its temporary
-# files (host backend): an output path never names an input, TMPDIR is one
-# rule everywhere, and a device lock that cannot be opened runs nothing.
-# About 15 s on two cores.
+# files (host backend): an output path never names an input, a demo cut
+# short gives no verdict to a cell that never ran, TMPDIR is one rule
+# everywhere, and a device lock that cannot be opened runs nothing. About
+# 15 s on two cores.
 # Usage: cli_outputs_test.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1
@@ -60,6 +61,36 @@ refused "demo --json a row's source" 64 "source of row stale-output" \
 check "demo --json a row's source: unchanged" cmp -s "$row" "$T/row.c"
 refused "demo --md and --json one file" 64 "names the same file as the --json file" \
     "$K" demo --backend host --only stale --json "$T/d.json" --md "$T/../$(basename "$T")/d.json"
+
+# A demo cut short in its second row (hang, whose calls wait out their
+# timeout): the first row's cells have verdicts, the second row's none
+# (they never ran), in the JSON and the markdown.
+echo stale >"$T/dd.json"
+set -m
+"$K" demo --backend host --only crash,hang --json "$T/dd.json" --md "$T/dd.md" >/dev/null 2>"$T/dd.err" &
+pid=$!
+set +m
+for i in $(seq 600); do
+    has '"rows"' "$T/dd.json" 2>/dev/null && break
+    sleep 0.05
+done
+kill -INT -- -"$pid"
+wait "$pid"
+rc=$?
+check "demo interrupted in row 2: exit 130" [ $rc -eq 130 ]
+check "demo interrupted: cells that never ran have no verdict" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["complete"] is False, d["complete"]
+crash, hang = d["rows"]
+assert crash["name"] == "crash" and hang["name"] == "hang", d["rows"]
+ran = [c for c in crash["cells"] if c["state"] == "done"]
+assert len(ran) == 2 and all(c["verdict"] == "ERROR" for c in ran), crash["cells"]
+for row in crash, hang:
+    assert all(c["verdict"] is None for c in row["cells"] if c["state"] != "done"), row["cells"]
+assert [c["state"] for c in hang["cells"]] == ["not run"] + ["skipped"] * 5 + ["not run"], hang["cells"]
+assert d["evaluations"] == 2, d["evaluations"]' "$T/dd.json"
+check "demo interrupted: the markdown says not run" grep -q "| hang | softmax_f32 | not run | - |" "$T/dd.md"
 
 # ---- TMPDIR: one rule, everywhere ---------------------------------------------------
 long_missing="$T/a-missing-temporary-folder-of-well-over-forty-characters"

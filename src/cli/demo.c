@@ -237,6 +237,8 @@ static void print_sandbox(FILE *f, int as_json) {
     fprintf(f, "\n");
 }
 
+static int runs_in(const row *r, int m);
+
 static void print_matrix(FILE *f, row *rows, int nr, int md) {
     if (md) {
         fprintf(f, "| candidate | op |");
@@ -246,7 +248,8 @@ static void print_matrix(FILE *f, row *rows, int nr, int md) {
         fprintf(f, " --- |\n");
         for (int i = 0; i < nr; i++) {
             fprintf(f, "| %s%s%s | %s |", rows[i].exploit ? "" : "**", rows[i].name, rows[i].exploit ? "" : "**", rows[i].op);
-            for (int m = 0; m < NMODES; m++) fprintf(f, " %s |", rows[i].cell[m]);
+            for (int m = 0; m < NMODES; m++)
+                fprintf(f, " %s |", rows[i].cell[m][0] ? rows[i].cell[m] : runs_in(&rows[i], m) ? "not run" : "-");
             if (rows[i].exploit) fprintf(f, " fools %s; %s by %s |\n", rows[i].fools, rows[i].expect, rows[i].caught);
             else fprintf(f, " honest: PASS |\n");
         }
@@ -380,10 +383,15 @@ static void write_files(const char *mdfile, const char *json, const kp_env *env,
                            "\"expect\": \"%s\", \"cells\": [",
                         rows[i].op, rows[i].exploit ? "true" : "false", rows[i].fools, rows[i].caught, rows[i].expect);
                 for (int m = 0; m < NMODES; m++) {
-                    if (!runs_in(&rows[i], m))
-                        fprintf(f, "%s{\"verdict\": null, \"text\": ", m ? ", " : "");
+                    /* Only a cell that ran has a verdict: one this mode
+                     * skips by design is "skipped", one a run cut short
+                     * never reached is "not run". */
+                    const char *state = !runs_in(&rows[i], m) ? "skipped" : rows[i].cell[m][0] ? "done" : "not run";
+                    if (strcmp(state, "done") != 0)
+                        fprintf(f, "%s{\"verdict\": null, \"state\": \"%s\", \"text\": ", m ? ", " : "", state);
                     else
-                        fprintf(f, "%s{\"verdict\": \"%s\", \"text\": ", m ? ", " : "", kp_verdict_name(rows[i].v[m]));
+                        fprintf(f, "%s{\"verdict\": \"%s\", \"state\": \"done\", \"text\": ", m ? ", " : "",
+                                kp_verdict_name(rows[i].v[m]));
                     kp_json_str(f, rows[i].cell[m]);
                     fprintf(f, ", \"speedup\": %.6g, \"wall_s\": %.3f, \"phase_s\": {", rows[i].speedup[m], rows[i].wall[m]);
                     for (int ph = 0; ph < KP_NPHASES; ph++)

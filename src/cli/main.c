@@ -85,7 +85,9 @@ static const cmd_help HELP[] = {
      "                     They share the GPU under a device lock: one process at a time\n"
      "                     runs anything on it, and a timing phase holds it throughout.\n"
      "  --time-budget S    timing seconds per shape (default 0.3 host, 0.5 cuda)\n"
-     "  --json FILE        write the matrix as JSON; --md FILE as markdown\n\n"
+     "  --json FILE        write the matrix as JSON; --md FILE as markdown (rewritten after every\n"
+     "                     row; a run cut short says so, and a cell that never ran has no verdict:\n"
+     "                     \"state\": \"not run\", or \"skipped\" where its mode does not apply)\n\n"
      "Exit status 0 when every exploit is caught by the rigorous mode, fools at least\n"
      "one single-flaw mode, and every honest kernel passes; 1 otherwise."},
     {"worth", "kproof worth [OP] [--dtype T] [--shape S] [--result FILE] [--device NAME | --calib FILE] [--share P] [--trace FILE] [--json]",
