@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # cli_outputs_test.sh: what kproof writes and where it keeps its temporary
-# files (host backend): an output path never names an input, a demo cut
-# short gives no verdict to a cell that never ran, TMPDIR is one rule
-# everywhere, and a device lock that cannot be opened runs nothing. About
-# 15 s on two cores.
+# files (host backend): an output path never names an input, a previous
+# run's result never stands in for this run's, a demo cut short gives no
+# verdict to a cell that never ran, TMPDIR is one rule everywhere, and a
+# device lock that cannot be opened runs nothing. About 15 s on two cores.
 # Usage: cli_outputs_test.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1
@@ -61,6 +61,28 @@ refused "demo --json a row's source" 64 "source of row stale-output" \
 check "demo --json a row's source: unchanged" cmp -s "$row" "$T/row.c"
 refused "demo --md and --json one file" 64 "names the same file as the --json file" \
     "$K" demo --backend host --only stale --json "$T/d.json" --md "$T/../$(basename "$T")/d.json"
+refused "demo --jobs 2.5" 64 "--jobs expects a non-negative decimal integer" "$K" demo --backend host --jobs 2.5
+refused "demo --jobs 0" 64 "--jobs expects 1 to 16" "$K" demo --backend host --jobs 0
+
+# ---- a previous run's result never stands in for this one's -------------------------
+echo '{"verdict": "PASS", "stale": true}' >"$T/stale.json"
+TMPDIR="$T/missing" "$K" eval "$T/s.c" "${q[@]}" --json --out "$T/stale.json" >/dev/null 2>&1
+check "eval --out, the run fails (70): no previous file is left under its name" [ ! -e "$T/stale.json" ]
+echo '{"verdict": "PASS", "stale": true}' >"$T/stale.json"
+set -m # its own process group, and SIGINT not ignored as in a script's background job
+"$K" eval "$S/tests/candidates/softmax_hang.c" --op softmax --no-baseline --timeout 60 --quiet --json \
+    --out "$T/stale.json" >/dev/null 2>&1 &
+pid=$!
+set +m
+for i in $(seq 300); do
+    pgrep -f "softmax_f32 $TMPDIR/kproof-w-" >/dev/null && break
+    sleep 0.1
+done
+kill -INT -- -"$pid"
+wait "$pid"
+rc=$?
+check "eval --out interrupted: exit 130" [ $rc -eq 130 ]
+check "eval --out interrupted: no previous file is left under its name" [ ! -e "$T/stale.json" ]
 
 # A demo cut short in its second row (hang, whose calls wait out their
 # timeout): the first row's cells have verdicts, the second row's none
@@ -147,6 +169,16 @@ if [ ${#as_other[@]} -gt 0 ]; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["device_lock"]["held_s"] > 0, d["device_lock"]' "$T/ro.json"
+fi
+if command -v flock >/dev/null; then
+    flock --no-fork "$TMPDIR/kproof-device-host.lock" sleep 4 &
+    fl=$!
+    sleep 0.3
+    KPROOF_LOCK_TIMEOUT=0.5 "$K" eval "$T/s.c" "${q[@]}" >"$T/out" 2>"$T/err"
+    check "KPROOF_LOCK_TIMEOUT=0.5: exit 70" [ $? -eq 70 ]
+    check "KPROOF_LOCK_TIMEOUT=0.5: says 0.5 s" has "for over 0.5 s" "$T/err"
+    kill "$fl" 2>/dev/null
+    wait "$fl" 2>/dev/null
 fi
 
 exit $fail

@@ -633,8 +633,12 @@ int kp_cli_demo(int argc, char **argv) {
         else if (!strcmp(argv[i], "--md") && v) mdfile = argv[++i];
         else if (!strcmp(argv[i], "--only") && v) filter = argv[++i];
         else if (!strcmp(argv[i], "--jobs") && v) {
-            double j;
-            if (kp_cli_parse_double("--jobs", argv[++i], 1, 16, &j)) return KP_EXIT_USAGE;
+            uint64_t j;
+            if (kp_cli_parse_u64("--jobs", argv[++i], &j)) return KP_EXIT_USAGE;
+            if (j < 1 || j > 16) {
+                fprintf(stderr, "kproof demo: --jobs expects 1 to 16, got %s\n", argv[i]);
+                return KP_EXIT_USAGE;
+            }
             jobs = (int)j;
         } else if (!strcmp(argv[i], "--time-budget") && v) {
             if (kp_cli_parse_double("--time-budget", argv[++i], 0.01, 600, &budget)) return KP_EXIT_USAGE;
@@ -720,7 +724,9 @@ int kp_cli_demo(int argc, char **argv) {
         fprintf(stderr, "kproof demo: no kernels or exploits under %s (set KPROOF_ROOT to the kproof tree)\n", root);
         return KP_EXIT_INTERNAL;
     }
-    /* The matrix files never replace a row's source. */
+    /* The matrix files never replace a row's source; and a previous
+     * run's files go before this one starts, so a run cut short before its
+     * first row leaves none that could be taken for its own. */
     for (int i = 0; i < nr; i++) {
         char what[96];
         snprintf(what, sizeof what, "source of row %s", rows[i].name);
@@ -728,6 +734,8 @@ int kp_cli_demo(int argc, char **argv) {
             (mdfile && kp_cli_out_clash("demo", "--md", mdfile, what, rows[i].path)))
             return KP_EXIT_USAGE;
     }
+    if (json) unlink(json);
+    if (mdfile) unlink(mdfile);
     kp_env env;
     if (demo_env(be, root, cache, &env)) return KP_EXIT_INTERNAL;
     int total = 0; /* evaluations that run: the cells runs_in() keeps */

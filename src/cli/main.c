@@ -56,7 +56,8 @@ static const cmd_help HELP[] = {
      "  --seed N           master seed (default: from the OS; printed for reproduction)\n"
      "  --json | --md      print the result as JSON (schema 1) or markdown instead of a table\n"
      "  --out FILE         write the result to FILE (through a temporary file and a rename)\n"
-     "                     instead of stdout (never the candidate itself)\n"
+     "                     instead of stdout; never the candidate itself; an existing FILE is\n"
+     "                     removed when the run starts, so a run without a result leaves none\n"
      "  --no-sandbox       run the worker and the compiler as plain processes (reported in the\n"
      "                     result; builds go to a cache of their own): see docs/sandbox.md\n"
      "  --quiet            no progress lines on stderr\n\n"
@@ -668,6 +669,13 @@ static int cmd_eval(int argc, char **argv) {
     if (g_stdout_closed && !out_file) {
         fprintf(stderr, "kproof eval: standard output is closed: the result would be lost (pass --out FILE)\n");
         return KP_EXIT_INTERNAL;
+    }
+    /* From here on the run is this one: a previous run's result under the
+     * name asked for must not outlive it (a run that ends without a result,
+     * interrupted or failed, then leaves no file to be taken for its own). */
+    if (out_file && unlink(out_file) != 0 && errno != ENOENT) {
+        fprintf(stderr, "kproof eval: --out %s: cannot remove the previous file: %s\n", out_file, strerror(errno));
+        return KP_EXIT_USAGE;
     }
     /* Where the lock and the builds live, and the lock itself: a run that
      * could not keep the device to itself is not started. */

@@ -240,11 +240,11 @@ static int acquire(void) {
             holder = lock_holder();
             if (holder)
                 snprintf(lock_err, sizeof lock_err,
-                         "the device lock %s has been held by process %ld for over %.0f s (KPROOF_LOCK_TIMEOUT)",
+                         "the device lock %s has been held by process %ld for over %g s (KPROOF_LOCK_TIMEOUT)",
                          lock_path, holder, limit);
             else
                 snprintf(lock_err, sizeof lock_err,
-                         "the device has been held by another kproof process for over %.0f s (%s; KPROOF_LOCK_TIMEOUT)",
+                         "the device has been held by another kproof process for over %g s (%s; KPROOF_LOCK_TIMEOUT)",
                          limit, lock_path);
             wait_total += waited;
             errno = ETIMEDOUT;
