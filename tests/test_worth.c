@@ -596,6 +596,96 @@ static void test_results(void)
     CHECK(strcmp(lab, ".hidden") == 0);
 }
 
+/* The result JSON of r, parsed, edited by the caller, read back. */
+static kp_json *json_of(const kp_result *r)
+{
+    char path[] = "/tmp/kp_test_worth_XXXXXX";
+    char *j = to_file(kp_print_json, r, path);
+    remove(path);
+    kp_json *v = NULL;
+    char err[300];
+    if (!j || kp_json_parse(j, strlen(j), &v, err, sizeof err))
+        v = NULL;
+    free(j);
+    return v;
+}
+
+static kp_json *field(kp_json *v, const char *a, const char *b, const char *c)
+{
+    kp_json *o = (kp_json *)kp_json_get(v, a);
+    if (o && o->type == KP_JSON_ARR)
+        o = (kp_json *)kp_json_at(o, 0);
+    if (b)
+        o = (kp_json *)kp_json_get(o, b);
+    if (c)
+        o = (kp_json *)kp_json_get(o, c);
+    return o;
+}
+
+/* Reading refuses numbers out of their fields' range: no conversion to an
+ * integer type that is undefined. */
+static void test_reader_checks(void)
+{
+    kp_result *r = softmax_result(125.55e-6, 140.94e-6);
+    kp_result back;
+    int schema = 0;
+    char err[400];
+    static const struct {
+        const char *a, *b, *c;
+        double v;
+        const char *say;
+    } bad[] = {
+        {"shapes", "timing", "samples", 1e300, "shape 0: timing.samples is 1e+300"},
+        {"shapes", "timing", "host_bound_samples", -1, "timing.host_bound_samples is -1"},
+        {"shapes", "correctness", "bad", -1, "correctness.bad is -1"},
+        {"shapes", "correctness", "checked", 1e300, "correctness.checked"},
+        {"shapes", "correctness", "first_bad", -2, "correctness.first_bad"},
+        {"env", "sm_count", NULL, 1e300, "env.sm_count"},
+        {"env", "l2_bytes", NULL, -1, "env.l2_bytes"},
+        {"env", "throttle_before", NULL, -1, "env.throttle_before is -1"},
+        {"env", "throttle_after", NULL, 1.8446744073709552e19, "env.throttle_after"},
+        {"env", "sm_mhz_before", NULL, 1e300, "env.sm_mhz_before"},
+        {"env", "mem_mhz_after", NULL, -1e300, "env.mem_mhz_after"},
+        {"env", "peak_gbs", NULL, 1e300, "env.peak_gbs"},
+        {"env", "peak_gbs", NULL, 1e-300, "below any device's"},
+        {"env", "peak_gflops_bf16", NULL, -1, "env.peak_gflops_bf16"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        kp_json *v = json_of(r);
+        kp_json *f = field(v, bad[i].a, bad[i].b, bad[i].c);
+        if (!(f && f->type == KP_JSON_NUM))
+            fprintf(stderr, "  no number at %s.%s.%s\n", bad[i].a, bad[i].b, bad[i].c ? bad[i].c : "");
+        CHECK(f && f->type == KP_JSON_NUM);
+        if (!f) {
+            kp_json_free(v);
+            continue;
+        }
+        f->num = bad[i].v;
+        err[0] = '\0';
+        CHECK(kp_result_from_json(v, &back, &schema, err, sizeof err) == -1);
+        if (!strstr(err, bad[i].say))
+            fprintf(stderr, "  expected '%s' in '%s'\n", bad[i].say, err);
+        CHECK(strstr(err, bad[i].say) != NULL);
+        kp_json_free(v);
+    }
+    /* The largest values that fit still read. */
+    kp_json *v = json_of(r);
+    field(v, "env", "throttle_before", NULL)->num = 18446744073709549568.0;
+    field(v, "env", "l2_bytes", NULL)->num = 9223372036854774784.0;
+    field(v, "shapes", "correctness", "first_bad")->num = -1;
+    CHECK(kp_result_from_json(v, &back, &schema, err, sizeof err) == 0);
+    CHECK(back.env.throttle_before == 18446744073709549568ull && back.env.l2_bytes == 9223372036854774784ll);
+    kp_result_free(&back);
+    kp_json_free(v);
+    v = json_of(r);
+    field(v, "schema", NULL, NULL)->num = 1e300;
+    CHECK(kp_result_from_json(v, &back, &schema, err, sizeof err) == -1 && strstr(err, "not a schema version"));
+    kp_json_free(v);
+
+    kp_result_free(r);
+    free(r);
+}
+
 int main(void)
 {
     test_limits();
@@ -606,5 +696,6 @@ int main(void)
     test_refusal();
     test_trace();
     test_results();
+    test_reader_checks();
     TEST_MAIN_END();
 }

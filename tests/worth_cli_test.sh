@@ -182,5 +182,24 @@ bad "report: missing file" "nope.json: cannot open" "$K" report "$T/nope.json" -
 bad "report: truncated file" "truncated" "$K" report "$T/truncated.json" -o "$T/x.html"
 bad "report: nothing to report" "which results" "$K" report -o "$T/x.html"
 
+# ---- numbers out of their fields' range ---------------------------------------
+edit() { # edit OUT PYTHON: SB with d edited
+    python3 -c "import json,sys
+d=json.load(open(sys.argv[1])); $2
+json.dump(d, open(sys.argv[2], 'w'))" "$SB" "$1"
+}
+edit "$T/n1.json" 'd["shapes"][0]["timing"]["samples"] = 1e300; d["shapes"][0]["timing"].pop("samples_s", None)'
+bad "report: samples 1e300" "shape 0: timing.samples is 1e+300, outside 0 to 2147483647" "$K" report "$T/n1.json"
+edit "$T/n2.json" 'd["env"]["throttle_before"] = -1'
+bad "compare: a negative throttle mask" "env.throttle_before is -1" "$K" compare "$SA" "$T/n2.json"
+edit "$T/n3.json" 'd["shapes"][1]["audit"] = [{"name": "k", "stream": 1e300}]'
+bad "worth: an audit stream past 2^32" "shape 1: audit[0].stream is 1e+300" "$K" worth --result "$T/n3.json"
+edit "$T/n4.json" 'd["schema"] = 1e300'
+bad "report: schema 1e300" "schema 1e+300 is not a schema version" "$K" report "$T/n4.json"
+edit "$T/n5.json" 'd["env"]["gpu"] = "NVIDIA H100 SXM"; d["env"]["peak_gbs"] = 1e300'
+timeout 20 "$K" report "$T/n5.json" >"$T/out" 2>"$T/err"
+check "report: a bandwidth of 1e300 GB/s is refused, at once" [ $? -eq 64 ]
+check "report: ... naming the field" has "env.peak_gbs is 1e+300" "$T/err"
+
 [ $fail -eq 0 ] && echo "worth_cli: all ok" || echo "worth_cli: FAILED"
 exit $fail

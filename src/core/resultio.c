@@ -21,6 +21,52 @@ static double num(const kp_json *obj, const char *key)
     return kp_json_num(kp_json_get(obj, key), NAN);
 }
 
+/* The reader's first fault: a number outside what its field can hold (a
+ * count past INT_MAX, a negative bitmask, a bandwidth no device has) makes
+ * the whole file unreadable, named by where it sits. */
+typedef struct rd {
+    char *err;
+    size_t len;
+    int bad;
+} rd;
+
+/* A number in [lo, hi]: absent, null or not a number is dflt; anything
+ * else outside the range is the file's fault (dflt returned). JSON's
+ * numbers are finite (the parser refuses the rest), the bounds keep every
+ * later conversion to an integer type defined. */
+static double ranged(rd *r, const char *where, const kp_json *obj, const char *key, double lo, double hi,
+                     double dflt)
+{
+    const kp_json *v = kp_json_get(obj, key);
+    if (!v || v->type != KP_JSON_NUM)
+        return dflt;
+    double x = v->num;
+    if (isfinite(x) && x >= lo && x <= hi)
+        return x;
+    if (!r->bad)
+        snprintf(r->err, r->len, "%s%s%s is %.6g, outside %.15g to %.15g", where, where[0] ? "." : "", key, x, lo, hi);
+    r->bad = 1;
+    return dflt;
+}
+
+/* A rate: 0 ("not measured"), or one some device could reach. */
+static double rate(rd *r, const char *where, const kp_json *obj, const char *key, double lo, double hi,
+                   const char *unit)
+{
+    double x = ranged(r, where, obj, key, 0, hi, 0);
+    if (x > 0 && x < lo) {
+        if (!r->bad)
+            snprintf(r->err, r->len, "%s.%s is %.6g %s, below any device's %.6g %s", where, key, x, unit, lo, unit);
+        r->bad = 1;
+        return 0;
+    }
+    return x;
+}
+
+#define INT_MAX_D 2147483647.0
+#define I64_MAX_D 9223372036854774784.0  /* the largest double below 2^63 */
+#define U64_MAX_D 18446744073709549568.0 /* the largest double below 2^64 */
+
 static int verdict_of(const char *s, kp_verdict *v)
 {
     static const kp_verdict all[] = {KP_PASS, KP_WRONG, KP_REJECTED, KP_ERROR, KP_NOISY};
@@ -65,7 +111,7 @@ static double *read_samples(const kp_json *arr, int *n)
     return x;
 }
 
-static void read_timing(const kp_json *t, kp_timing *o)
+static void read_timing(rd *r, const char *where, const kp_json *t, kp_timing *o)
 {
     memset(o, 0, sizeof *o);
     o->median = num(t, "median_s");
@@ -73,9 +119,9 @@ static void read_timing(const kp_json *t, kp_timing *o)
     o->hi = num(t, "hi_s");
     o->min = num(t, "min_s");
     o->mean = num(t, "mean_s");
-    o->n = (int)kp_json_num(kp_json_get(t, "samples"), 0);
+    o->n = (int)ranged(r, where, t, "samples", 0, INT_MAX_D, 0);
     o->host_median = num(t, "host_median_s");
-    o->host_bound = (int)kp_json_num(kp_json_get(t, "host_bound_samples"), 0);
+    o->host_bound = (int)ranged(r, where, t, "host_bound_samples", 0, INT_MAX_D, 0);
     o->parent_floor = num(t, "parent_floor_s");
     o->settled = kp_json_bool(kp_json_get(t, "settled"), 0);
     o->sol_time = kp_json_num(kp_json_get(t, "sol_time_s"), 0);
@@ -91,6 +137,8 @@ static void read_timing(const kp_json *t, kp_timing *o)
 static int read_shape(const kp_op *op, const kp_json *s, kp_shape_result *sr, char *err, size_t errlen, size_t idx)
 {
     memset(sr, 0, sizeof *sr);
+    rd r = {err, errlen, 0};
+    char where[64];
     const kp_json *dims = kp_json_get(s, "shape");
     size_t nd = kp_json_count(dims);
     if (!dims || dims->type != KP_JSON_ARR || nd < 1 || nd > KP_MAX_DIMS || (int)nd != op->nd) {
@@ -115,11 +163,12 @@ static int read_shape(const kp_op *op, const kp_json *s, kp_shape_result *sr, ch
     COPY_STR(sr->detail, kp_json_get(s, "detail"));
     const kp_json *c = kp_json_get(s, "correctness");
     sr->check.ok = kp_json_bool(kp_json_get(c, "ok"), 0);
-    sr->check.checked = (int64_t)kp_json_num(kp_json_get(c, "checked"), 0);
-    sr->check.bad = (int64_t)kp_json_num(kp_json_get(c, "bad"), 0);
-    sr->check.poisoned = (int64_t)kp_json_num(kp_json_get(c, "poisoned"), 0);
-    sr->check.nonfinite = (int64_t)kp_json_num(kp_json_get(c, "nonfinite"), 0);
-    sr->check.first_bad = (int64_t)kp_json_num(kp_json_get(c, "first_bad"), -1);
+    snprintf(where, sizeof where, "shape %zu: correctness", idx);
+    sr->check.checked = (int64_t)ranged(&r, where, c, "checked", 0, I64_MAX_D, 0);
+    sr->check.bad = (int64_t)ranged(&r, where, c, "bad", 0, I64_MAX_D, 0);
+    sr->check.poisoned = (int64_t)ranged(&r, where, c, "poisoned", 0, I64_MAX_D, 0);
+    sr->check.nonfinite = (int64_t)ranged(&r, where, c, "nonfinite", 0, I64_MAX_D, 0);
+    sr->check.first_bad = (int64_t)ranged(&r, where, c, "first_bad", -1, I64_MAX_D, -1);
     sr->check.got = num(c, "got");
     sr->check.want = num(c, "want");
     sr->check.tol = num(c, "tol");
@@ -131,13 +180,15 @@ static int read_shape(const kp_op *op, const kp_json *s, kp_shape_result *sr, ch
     const kp_json *t = kp_json_get(s, "timing");
     if (t && t->type == KP_JSON_OBJ) {
         sr->timed = 1;
-        read_timing(t, &sr->cand);
+        snprintf(where, sizeof where, "shape %zu: timing", idx);
+        read_timing(&r, where, t, &sr->cand);
     }
     const kp_json *b = kp_json_get(s, "baseline");
     if (sr->timed && b && b->type == KP_JSON_OBJ) {
         COPY_STR(sr->base_name, kp_json_get(b, "name"));
         COPY_STR(sr->retired, kp_json_get(b, "others_retired"));
-        read_timing(b, &sr->base);
+        snprintf(where, sizeof where, "shape %zu: baseline", idx);
+        read_timing(&r, where, b, &sr->base);
         sr->speedup = num(b, "speedup");
         sr->speedup_lo = num(b, "speedup_lo");
         sr->speedup_hi = num(b, "speedup_hi");
@@ -150,11 +201,12 @@ static int read_shape(const kp_op *op, const kp_json *s, kp_shape_result *sr, ch
         const kp_json *kk = kp_json_at(au, k);
         kp_audit_kernel *o = &sr->kernels[sr->nkernels++];
         COPY_STR(o->name, kp_json_get(kk, "name"));
-        o->stream = (uint32_t)kp_json_num(kp_json_get(kk, "stream"), 0);
+        snprintf(where, sizeof where, "shape %zu: audit[%zu]", idx, k);
+        o->stream = (uint32_t)ranged(&r, where, kk, "stream", 0, 4294967295.0, 0);
         o->on_given_stream = kp_json_bool(kp_json_get(kk, "on_given_stream"), 0);
         o->duration_s = num(kk, "duration_s");
     }
-    return 0;
+    return r.bad ? -1 : 0;
 }
 
 int kp_result_from_json(const kp_json *root, kp_result *r, int *schema, char *err, size_t errlen)
@@ -168,6 +220,10 @@ int kp_result_from_json(const kp_json *root, kp_result *r, int *schema, char *er
     if (!root || root->type != KP_JSON_OBJ || !tool || strcmp(tool, "kproof") != 0 || !(sch >= 1) ||
         !shapes || shapes->type != KP_JSON_ARR) {
         snprintf(err, errlen, "not a kproof result (no \"tool\": \"kproof\", \"schema\" and \"shapes\")");
+        return -1;
+    }
+    if (!(sch <= 1e6 && sch == floor(sch))) {
+        snprintf(err, errlen, "schema %.6g is not a schema version", sch);
         return -1;
     }
     if (schema)
@@ -209,20 +265,26 @@ int kp_result_from_json(const kp_json *root, kp_result *r, int *schema, char *er
     COPY_STR(o->gpu_uuid, kp_json_get(e, "gpu_uuid"));
     COPY_STR(o->driver, kp_json_get(e, "driver"));
     COPY_STR(o->runtime, kp_json_get(e, "runtime"));
-    o->sm_count = (int)kp_json_num(kp_json_get(e, "sm_count"), 0);
-    o->l2_bytes = (int64_t)kp_json_num(kp_json_get(e, "l2_bytes"), 0);
-    /* 0 is "not measured" in kp_env; the file says null. */
-    o->peak_gbs = kp_json_num(kp_json_get(e, "peak_gbs"), 0);
-    o->peak_gflops_f32 = kp_json_num(kp_json_get(e, "peak_gflops_f32"), 0);
-    o->peak_gflops_bf16 = kp_json_num(kp_json_get(e, "peak_gflops_bf16"), 0);
-    o->sm_mhz_before = (int)kp_json_num(kp_json_get(e, "sm_mhz_before"), 0);
-    o->sm_mhz_after = (int)kp_json_num(kp_json_get(e, "sm_mhz_after"), 0);
-    o->mem_mhz_before = (int)kp_json_num(kp_json_get(e, "mem_mhz_before"), 0);
-    o->mem_mhz_after = (int)kp_json_num(kp_json_get(e, "mem_mhz_after"), 0);
-    o->throttle_before = (uint64_t)kp_json_num(kp_json_get(e, "throttle_before"), 0);
-    o->throttle_after = (uint64_t)kp_json_num(kp_json_get(e, "throttle_after"), 0);
+    rd rr = {err, errlen, 0};
+    o->sm_count = (int)ranged(&rr, "env", e, "sm_count", 0, INT_MAX_D, 0);
+    o->l2_bytes = (int64_t)ranged(&rr, "env", e, "l2_bytes", 0, I64_MAX_D, 0);
+    /* 0 is "not measured" in kp_env; the file says null. The ranges are
+     * the calibration cache's (a measured copy of 0.1 GB/s to 100 TB/s,
+     * GEMM rates to 10 and 100 PFLOP/s): a ceiling outside them draws no
+     * roofline and bounds no time. */
+    o->peak_gbs = rate(&rr, "env", e, "peak_gbs", 0.1, 1e5, "GB/s");
+    o->peak_gflops_f32 = rate(&rr, "env", e, "peak_gflops_f32", 0.1, 1e7, "GFLOP/s");
+    o->peak_gflops_bf16 = rate(&rr, "env", e, "peak_gflops_bf16", 0.1, 1e8, "GFLOP/s");
+    o->sm_mhz_before = (int)ranged(&rr, "env", e, "sm_mhz_before", 0, INT_MAX_D, 0);
+    o->sm_mhz_after = (int)ranged(&rr, "env", e, "sm_mhz_after", 0, INT_MAX_D, 0);
+    o->mem_mhz_before = (int)ranged(&rr, "env", e, "mem_mhz_before", 0, INT_MAX_D, 0);
+    o->mem_mhz_after = (int)ranged(&rr, "env", e, "mem_mhz_after", 0, INT_MAX_D, 0);
+    o->throttle_before = (uint64_t)ranged(&rr, "env", e, "throttle_before", 0, U64_MAX_D, 0);
+    o->throttle_after = (uint64_t)ranged(&rr, "env", e, "throttle_after", 0, U64_MAX_D, 0);
     COPY_STR(o->host, kp_json_get(e, "host"));
     COPY_STR(o->date, kp_json_get(e, "date"));
+    if (rr.bad)
+        return -1;
 
     const kp_json *w = kp_json_get(root, "warnings");
     for (size_t i = 0; i < kp_json_count(w); i++) {
