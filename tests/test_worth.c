@@ -686,6 +686,42 @@ static void test_reader_checks(void)
     free(r);
 }
 
+/* A ceiling no device has (or a time too small to plot) neither loops
+ * over billions of decades nor leaves the page without its note. */
+static void test_html_guards(void)
+{
+    kp_result *r = softmax_result(125.55e-6, 140.94e-6);
+    const kp_result *one[1] = {r};
+    int fd;
+    FILE *f;
+    char *h;
+
+    r->env.peak_gbs = 1e300; /* read from no file: the reader refuses it */
+    snprintf(r->env.gpu, sizeof r->env.gpu, "NVIDIA H100 SXM");
+    for (int k = 0; k < 2; k++) {
+        if (k) {
+            r->env.peak_gbs = 0;
+            r->shapes[0].cand.median = 5e-324;
+        }
+        char p2[] = "/tmp/kp_test_worth_XXXXXX";
+        fd = mkstemp(p2);
+        f = fd >= 0 ? fdopen(fd, "w+") : NULL;
+        h = NULL;
+        if (f) {
+            kp_print_html(f, one, NULL, 1);
+            fflush(f);
+            h = slurp(f);
+            fclose(f);
+        }
+        remove(p2);
+        CHECK(h && strlen(h) < 200000 && strstr(h, "</html>"));
+        CHECK(h && strstr(h, k ? "point outside the plot's range left out" : "out of any device's range not drawn"));
+        free(h);
+    }
+    kp_result_free(r);
+    free(r);
+}
+
 int main(void)
 {
     test_limits();
@@ -697,5 +733,6 @@ int main(void)
     test_trace();
     test_results();
     test_reader_checks();
+    test_html_guards();
     TEST_MAIN_END();
 }

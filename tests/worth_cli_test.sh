@@ -200,6 +200,11 @@ edit "$T/n5.json" 'd["env"]["gpu"] = "NVIDIA H100 SXM"; d["env"]["peak_gbs"] = 1
 timeout 20 "$K" report "$T/n5.json" >"$T/out" 2>"$T/err"
 check "report: a bandwidth of 1e300 GB/s is refused, at once" [ $? -eq 64 ]
 check "report: ... naming the field" has "env.peak_gbs is 1e+300" "$T/err"
+edit "$T/n6.json" 'd["env"]["gpu"] = "NVIDIA H100 SXM"; d["env"]["peak_gbs"] = None; t = d["shapes"][0]["timing"]; t["median_s"] = 5e-324; t.pop("samples_s", None)'
+timeout 20 "$K" report "$T/n6.json" -o "$T/n6.html" >"$T/out" 2>"$T/err"
+check "report: a median too small to plot: exit 0" [ $? -eq 0 ]
+check "report: ... the point is left out with a note" has "point outside the plot's range left out" "$T/n6.html"
+check "report: ... and the page stays small" [ "$(wc -c <"$T/n6.html")" -lt 100000 ]
 
 [ $fail -eq 0 ] && echo "worth_cli: all ok" || echo "worth_cli: FAILED"
 exit $fail

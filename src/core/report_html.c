@@ -72,6 +72,28 @@ typedef struct axes {
     double x0, x1, y0, y1; /* log10 bounds */
 } axes;
 
+/* What the plot holds: intensities from a nanoflop to a gigaflop per byte,
+ * rates from 1 FLOP/s to 1e21 (a thousand exaflops). A point outside (a
+ * median of a picosecond's fraction, a file's absurd ceiling) is left out
+ * with a note rather than stretching the axes over hundreds of decades. */
+#define X_MIN 1e-9
+#define X_MAX 1e9
+#define Y_MIN 1.0
+#define Y_MAX 1e21
+
+static int in_plot(double x, double y)
+{
+    return x >= X_MIN && x <= X_MAX && y >= Y_MIN && y <= Y_MAX;
+}
+
+/* Bounds a page can draw: finite, ordered, within the decades above. */
+static int axes_ok(const axes *a)
+{
+    return isfinite(a->x0) && isfinite(a->x1) && isfinite(a->y0) && isfinite(a->y1) && a->x0 < a->x1 &&
+           a->y0 < a->y1 && a->x0 >= log10(X_MIN) - 2 && a->x1 <= log10(X_MAX) + 2 && a->y0 >= log10(Y_MIN) - 2 &&
+           a->y1 <= log10(Y_MAX) + 2;
+}
+
 static double px(const axes *a, double x)
 {
     return ML + (log10(x) - a->x0) / (a->x1 - a->x0) * (W - ML - MR);
@@ -122,7 +144,7 @@ static void roofline(FILE *f, const kp_result *r, int idx)
 {
     kp_ceilings c;
     kp_ceilings_for(r->op, &r->env, &c);
-    int np = 0;
+    int np = 0, left_out = 0;
     point *pts = (point *)calloc((size_t)(r->nshapes > 0 ? 2 * r->nshapes : 1), sizeof *pts);
     if (!pts)
         return;
@@ -142,6 +164,10 @@ static void roofline(FILE *f, const kp_result *r, int idx)
             const kp_timing *t = b ? &sr->base : &sr->cand;
             if (b && (!sr->base_name[0] || !(t->median > 0)))
                 continue;
+            if (!in_plot(so.intensity, so.flops / t->median)) {
+                left_out++;
+                continue;
+            }
             point *p = &pts[np++];
             p->x = so.intensity;
             p->y = so.flops / t->median;
@@ -153,8 +179,18 @@ static void roofline(FILE *f, const kp_result *r, int idx)
                      st, tm, so.intensity, p->y / 1e12, so.bytes / t->median / 1e9);
         }
     }
-    /* Bounds: every point and every ceiling's corner, with room around. */
+    /* Bounds: every point and every ceiling's corner, with room around. A
+     * ceiling the plot cannot hold is not drawn. */
     double peak = c.peak_gflops * 1e9, bw = c.bw_gbs * 1e9, pbw = c.phys_bw_gbs * 1e9, gemm = c.gemm_gflops * 1e9;
+    int dropped = 0;
+    double *ceil_rates[4] = {&peak, &bw, &pbw, &gemm};
+    for (int i = 0; i < 4; i++)
+        if (!(isfinite(*ceil_rates[i]) && *ceil_rates[i] >= 0 && *ceil_rates[i] <= Y_MAX)) {
+            *ceil_rates[i] = 0;
+            dropped++;
+        }
+    if (peak > 0 && bw > 0 && !(peak / bw >= X_MIN && peak / bw <= X_MAX))
+        peak = 0, dropped++;
     int is_mm = r->op && strcmp(r->op->family, "matmul") == 0;
     double xmin = INFINITY, xmax = 0, ymin = INFINITY, ymax = 0;
     for (int i = 0; i < np; i++) {
@@ -183,6 +219,11 @@ static void roofline(FILE *f, const kp_result *r, int idx)
         a.x1 = a.x0 + 3;
     if (a.y1 - a.y0 < 2)
         a.y0 = a.y1 - 2;
+    if (!axes_ok(&a)) {
+        fputs("<p class=\"meta\">no roofline: the result's ceilings and times give no axes to draw on</p>\n", f);
+        free(pts);
+        return;
+    }
     double X0 = pow(10, a.x0), X1 = pow(10, a.x1);
 
     fprintf(f, "<svg class=\"roofline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -192,6 +233,7 @@ static void roofline(FILE *f, const kp_result *r, int idx)
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fbfbfb\" stroke=\"#999\"/>\n", ML, MT,
             W - ML - MR, H - MT - MB);
     /* Decade grid and tick labels. */
+    /* axes_ok bounds both loops to a few dozen decades. */
     for (int k = (int)a.x0; k <= (int)a.x1; k++) {
         double x = pow(10, k), X = px(&a, x);
         char t[16];
@@ -253,10 +295,22 @@ static void roofline(FILE *f, const kp_result *r, int idx)
                 ML + 8, ly, c.gemm_gflops / 1e3);
         ly += 15;
     }
-    if (bw <= 0 && peak <= 0)
+    if (bw <= 0 && peak <= 0) {
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#a40\">no ceilings for this device "
                    "(not in the limits table, no calibration)</text>\n",
                 ML + 8, ly);
+        ly += 15;
+    }
+    if (dropped) {
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#a40\">%d ceiling%s out of any device's "
+                   "range not drawn</text>\n",
+                ML + 8, ly, dropped, dropped == 1 ? "" : "s");
+        ly += 15;
+    }
+    if (left_out)
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#a40\">%d point%s outside the plot's "
+                   "range left out</text>\n",
+                ML + 8, ly, left_out, left_out == 1 ? "" : "s");
     /* Points, then labels spread so they do not overlap. */
     for (int i = 0; i < np; i++) {
         point *p = &pts[i];
