@@ -622,8 +622,8 @@ static kp_json *field(kp_json *v, const char *a, const char *b, const char *c)
     return o;
 }
 
-/* Reading refuses numbers out of their fields' range: no conversion to an
- * integer type that is undefined. */
+/* Reading refuses numbers out of their fields' range (no conversion to an
+ * integer type that is undefined) and times that the verdict disowns. */
 static void test_reader_checks(void)
 {
     kp_result *r = softmax_result(125.55e-6, 140.94e-6);
@@ -682,20 +682,53 @@ static void test_reader_checks(void)
     CHECK(kp_result_from_json(v, &back, &schema, err, sizeof err) == -1 && strstr(err, "not a schema version"));
     kp_json_free(v);
 
+    /* A REJECTED shape (the timer check judges after timing) reads back
+     * untimed; a NOISY one keeps its time. */
+    static const kp_verdict vs[] = {KP_REJECTED, KP_WRONG, KP_ERROR, KP_NOISY};
+    for (size_t i = 0; i < sizeof vs / sizeof *vs; i++) {
+        r->shapes[0].verdict = vs[i];
+        snprintf(r->shapes[0].check_name, sizeof r->shapes[0].check_name, "timer");
+        v = json_of(r);
+        CHECK(v && field(v, "shapes", "timing", "median_s") != NULL); /* the file holds it */
+        CHECK(kp_result_from_json(v, &back, &schema, err, sizeof err) == 0);
+        int noisy = vs[i] == KP_NOISY;
+        CHECK(back.shapes[0].verdict == vs[i] && back.shapes[0].timed == noisy);
+        CHECK(noisy ? back.shapes[0].cand.median > 0 && back.shapes[0].base_name[0] : !back.shapes[0].base_name[0]);
+        kp_result_free(&back);
+        kp_json_free(v);
+    }
+
     kp_result_free(r);
     free(r);
 }
 
-/* A ceiling no device has (or a time too small to plot) neither loops
- * over billions of decades nor leaves the page without its note. */
+/* The page never shows a disowned time as a speed, and a ceiling no
+ * device has (or a time too small to plot) neither loops over billions of
+ * decades nor leaves the page without its note. */
 static void test_html_guards(void)
 {
     kp_result *r = softmax_result(125.55e-6, 140.94e-6);
+    char hpath[] = "/tmp/kp_test_worth_XXXXXX";
     const kp_result *one[1] = {r};
-    int fd;
-    FILE *f;
-    char *h;
 
+    r->shapes[0].verdict = KP_REJECTED;
+    snprintf(r->shapes[0].check_name, sizeof r->shapes[0].check_name, "timer");
+    int fd = mkstemp(hpath);
+    FILE *f = fd >= 0 ? fdopen(fd, "w+") : NULL;
+    char *h = NULL;
+    if (f) {
+        kp_print_html(f, one, NULL, 1);
+        fflush(f);
+        h = slurp(f);
+        fclose(f);
+    }
+    remove(hpath);
+    CHECK(h && strstr(h, "no time (timer check)") && !strstr(h, "class=\"pt cand\""));
+    CHECK(h && strstr(h, "REJECTED by the timer check") && !strstr(h, "f32-10-keep-x runs"));
+    CHECK(h && !strstr(h, "125.6 us"));
+    free(h);
+
+    r->shapes[0].verdict = KP_PASS;
     r->env.peak_gbs = 1e300; /* read from no file: the reader refuses it */
     snprintf(r->env.gpu, sizeof r->env.gpu, "NVIDIA H100 SXM");
     for (int k = 0; k < 2; k++) {

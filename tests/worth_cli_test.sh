@@ -182,6 +182,76 @@ bad "report: missing file" "nope.json: cannot open" "$K" report "$T/nope.json" -
 bad "report: truncated file" "truncated" "$K" report "$T/truncated.json" -o "$T/x.html"
 bad "report: nothing to report" "which results" "$K" report -o "$T/x.html"
 
+# ---- verdicts: only times a verdict stands behind ----------------------------
+# B as a timer tamper leaves it (timed, then REJECTED at its first shape),
+# as a WRONG kernel (stopped at its first shape, never timed), with no
+# shapes, and NOISY at one shape.
+python3 - "$SB" "$T" <<'EOF'
+import json, sys
+src, t = sys.argv[1], sys.argv[2]
+def load(): return json.load(open(src))
+d = load()
+d["verdict"], d["check"] = "REJECTED", "timer"
+d["detail"] = "at 8192x8192: the reported median is below half of what the parent's own clock measured"
+d["shapes"][0].update(verdict="REJECTED", check="timer", detail="the reported median is below half")
+d["shapes"][0]["timing"]["median_s"] /= 4
+json.dump(d, open(t + "/rejected.json", "w"))
+d = load()
+d["verdict"], d["check"] = "WRONG", "tolerance"
+d["shapes"] = d["shapes"][:1]
+d["shapes"][0].update(verdict="WRONG", check="tolerance", timing=None, baseline=None)
+json.dump(d, open(t + "/wrong.json", "w"))
+d = load()
+d["shapes"] = []
+json.dump(d, open(t + "/noshapes.json", "w"))
+d = load()
+d["verdict"] = "NOISY"
+d["shapes"][1]["verdict"] = "NOISY"
+json.dump(d, open(t + "/noisy.json", "w"))
+EOF
+"$K" compare "$SA" "$T/rejected.json" --fail-on-regression 1 >"$T/out" 2>"$T/err"
+check "compare: a REJECTED B fails --fail-on-regression" [ $? -eq 1 ]
+check "compare: the REJECTED shape is named, not compared" grep -qE '^8192x8192 .* B REJECTED \(timer\)$' "$T/out"
+check "compare: no FASTER from a rejected time" has "2 compared: 2 SAME, 0 FASTER" "$T/out"
+check "compare: B's verdict in the header" has "2026-12-01T03:38:56Z, REJECTED" "$T/out"
+check "compare: says why it fails" has "B ($T/rejected.json) is REJECTED at 8192x8192 (timer check)" "$T/err"
+"$K" compare "$SA" "$T/rejected.json" >"$T/out" 2>"$T/err"
+check "compare: without --fail-on-regression a REJECTED B exits 0" [ $? -eq 0 ]
+"$K" compare "$T/rejected.json" "$SA" --fail-on-regression 1 >"$T/out" 2>"$T/err"
+check "compare: an honest B after a cheating A: exit 0" [ $? -eq 0 ]
+check "compare: an honest B is no regression against a rejected A" grep -qE '^8192x8192 .* A REJECTED \(timer\)$' "$T/out"
+check "compare: ... and nothing is a regression" has "0 regressions beyond 1%" "$T/out"
+"$K" compare "$SA" "$T/wrong.json" --fail-on-regression 1 >"$T/out" 2>"$T/err"
+check "compare: a WRONG B fails --fail-on-regression" [ $? -eq 1 ]
+check "compare: the WRONG shape is named" grep -qE '^8192x8192 .* B WRONG \(tolerance\)$' "$T/out"
+check "compare: nothing compared says so" has "no shape could be compared" "$T/err"
+"$K" compare "$SA" "$T/noshapes.json" --fail-on-regression 1 >"$T/out" 2>"$T/err"
+check "compare: a B without shapes fails --fail-on-regression" [ $? -eq 1 ]
+check "compare: a B without shapes: nothing compared" has "fails --fail-on-regression: nothing compared" "$T/out"
+"$K" compare "$SA" "$T/noisy.json" --fail-on-regression 1 >"$T/out" 2>"$T/err"
+check "compare: a NOISY shape does not fail --fail-on-regression" [ $? -eq 0 ]
+check "compare: a NOISY shape is shown, marked, not counted" grep -qE '^65536x1024 .* \(B NOISY, not counted\)$' "$T/out"
+check "compare: NOISY counted apart" has "2 compared: 2 SAME, 0 FASTER, 0 SLOWER, 0 AMBIGUOUS (1 NOISY not counted)" "$T/out"
+"$K" compare "$SA" "$T/rejected.json" --fail-on-regression 1 --json >"$T/j" 2>"$T/err"
+check "compare --json: verdicts, counted, failed" py "$T/j" '
+s = d["shapes"]
+assert s[0]["a_verdict"] == "PASS" and s[0]["b_verdict"] == "REJECTED" and s[0]["status"] is None, s[0]
+assert s[0]["why"] == "B REJECTED (timer)" and s[1]["counted"] is True
+assert d["b"]["verdict"] == "REJECTED" and d["compared"] == 2 and d["failed"] is True'
+
+"$K" report "$T/rejected.json" -o "$T/rej.html" >"$T/out" 2>"$T/err"
+check "report: a REJECTED result: exit 0" [ $? -eq 0 ]
+check "report: the rejected shape shows its check, not a time" has "no time (timer check)" "$T/rej.html"
+check "report: the rejected shape's sentence is its verdict" has "softmax_f32 8192x8192: REJECTED by the timer check" "$T/rej.html"
+check "report: a point per passing shape, none for the rejected one" [ "$(grep -o 'class="pt cand"' "$T/rej.html" | wc -l)" -eq 2 ]
+"$K" worth softmax --result "$T/rejected.json" >"$T/out" 2>"$T/err"
+check "worth --result: a rejected shape's times are not used" has "$T/rejected.json at 8192x8192: REJECTED by the timer check: no time of it is used" "$T/out"
+check "worth --result: its best time is unknown" grep -qE '^8192x8192 .* unknown +- +- +unknown$' "$T/out"
+"$K" worth softmax --result "$T/rejected.json" --json >"$T/j" 2>"$T/err"
+check "worth --json: not_used" py "$T/j" '
+assert d["not_used"] == [{"file": sys.argv[1].replace("/j", "/rejected.json"), "shape_text": "8192x8192", "verdict": "REJECTED", "check": "timer"}], d["not_used"]
+assert d["shapes"][0]["best"] is None'
+
 # ---- numbers out of their fields' range ---------------------------------------
 edit() { # edit OUT PYTHON: SB with d edited
     python3 -c "import json,sys

@@ -100,7 +100,8 @@ static const cmd_help HELP[] = {
      "  --dtype T          f32 or bf16\n"
      "  --shape S          a shape (repeatable; default: the op's canonical shapes)\n"
      "  --result FILE      a kproof eval --json result (repeatable): the best time per shape of\n"
-     "                     its candidate (PASS shapes) and its baseline; its env gives the device\n"
+     "                     its candidate (PASS shapes) and its baseline; its env gives the device.\n"
+     "                     A REJECTED, WRONG or ERROR shape's times are not used (listed)\n"
      "  --device NAME      judge against this device's datasheet limits (e.g. H200, H100);\n"
      "                     no GPU needed\n"
      "  --calib FILE       a calibration cache file (kproof calibrate's copy_gbs ... lines)\n"
@@ -123,17 +124,21 @@ static const cmd_help HELP[] = {
      "  FASTER     B faster: the ratio's interval below 1, the medians' intervals apart\n"
      "  SLOWER     B slower: the ratio's interval above 1, the medians' intervals apart\n"
      "  AMBIGUOUS  the intervals cannot tell\n\n"
+     "Only PASS times are compared: a REJECTED, WRONG or ERROR shape shows that side's verdict\n"
+     "and check instead; a NOISY one is compared, marked and not counted.\n\n"
      "  --margin PCT               what counts as the same (default 2: two sessions on one GPU\n"
      "                             model drift by about 1%)\n"
-     "  --fail-on-regression PCT   exit 1 when a shape is SLOWER by more than PCT% (median ratio)\n"
+     "  --fail-on-regression PCT   exit 1 when a shape is SLOWER by more than PCT% (median ratio),\n"
+     "                             when B is not PASS or NOISY, or when no shape was compared\n"
      "  --force                    compare results of different ops, devices or schemas anyway\n"
      "  --json | --md              JSON or markdown instead of the table\n\n"
-     "Exit status: 0, 1 a regression beyond --fail-on-regression, 64 bad input or a refusal."},
+     "Exit status: 0, 1 --fail-on-regression failed, 64 bad input or a refusal."},
     {"report", "kproof report RESULT.json ... [-o report.html]",
      "Writes one self-contained HTML page (no scripts, no network, no fonts) for the results:\n"
      "verdict and evidence, the per-shape table, a roofline of the device (bandwidth and\n"
      "compute ceilings from the calibration and the datasheet, log-log) with the candidate and\n"
-     "its baseline as labelled points per shape, and the worth sentences. Default: stdout.\n\n"
+     "its baseline as labelled points per shape, and the worth sentences. Default: stdout.\n"
+     "A REJECTED, WRONG or ERROR shape shows its verdict and check, not a time.\n\n"
      "Exit status: 0, 64 bad input (a missing, truncated or foreign JSON; an unwritable -o)."},
     {"help", "kproof help [COMMAND]", "Shows help for a command."},
     {"version", "kproof version", "Prints the version."},

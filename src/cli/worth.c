@@ -88,6 +88,11 @@ static const char *value(const char *cmd, int argc, char **argv, int *i)
     return argv[++*i];
 }
 
+static int is_verdict_timed(kp_verdict v)
+{
+    return v == KP_PASS || v == KP_NOISY;
+}
+
 static void shape_str(const kp_shape *s, char *buf, size_t len)
 {
     if (kp_shape_format(s, buf, len) < 0)
@@ -157,6 +162,21 @@ static int read_calib(const char *path, kp_env *e, char *err, size_t len)
 }
 
 /* ===== kproof worth ======================================================= */
+
+/* A result's shape whose verdict (REJECTED, WRONG, ERROR) says its times
+ * are no speeds: named beside the table instead of used. */
+typedef struct void_shape {
+    int file;
+    const kp_shape_result *sr;
+} void_shape;
+
+static void void_line(FILE *f, const char *file, const void_shape *v)
+{
+    char st[64];
+    shape_str(&v->sr->shape, st, sizeof st);
+    fprintf(f, "%s at %s: %s by the %.*s check: no time of it is used\n", file, st, kp_verdict_name(v->sr->verdict),
+            (int)sizeof v->sr->check_name, v->sr->check_name[0] ? v->sr->check_name : "?");
+}
 
 typedef struct best_time {
     double t;
@@ -511,10 +531,19 @@ int kp_cli_worth(int argc, char **argv)
         code = KP_EXIT_INTERNAL;
         goto done;
     }
+    void_shape voided[64];
+    int nvoid = 0;
     for (int i = 0; i < ns; i++) {
         best_time b = {0, "", 0};
         for (int k = 0; k < nloaded; k++) {
             const kp_shape_result *sr = find_shape(&rs[k], &shapes[i]);
+            if (sr && !is_verdict_timed(sr->verdict)) {
+                /* Its candidate's and baseline's times alike: a run the
+                 * verdict disowns measured nothing. */
+                if (nvoid < (int)(sizeof voided / sizeof *voided))
+                    voided[nvoid++] = (void_shape){k, sr};
+                continue;
+            }
             if (!sr || !sr->timed)
                 continue;
             if (sr->verdict == KP_PASS && sr->cand.median > 0 && (!(b.t > 0) || sr->cand.median < b.t)) {
@@ -597,6 +626,18 @@ int kp_cli_worth(int argc, char **argv)
             jclose(&w, '}');
         }
         jclose(&w, ']');
+        jopen(&w, "not_used", '[');
+        for (int i = 0; i < nvoid; i++) {
+            char st[64];
+            shape_str(&voided[i].sr->shape, st, sizeof st);
+            jopen(&w, NULL, '{');
+            jstr(&w, "file", results[voided[i].file]);
+            jstr(&w, "shape_text", st);
+            jstr(&w, "verdict", kp_verdict_name(voided[i].sr->verdict));
+            jstr(&w, "check", voided[i].sr->check_name);
+            jclose(&w, '}');
+        }
+        jclose(&w, ']');
         if (have_trace)
             trace_json(&w, &tr, trace_path);
         jclose(&w, '}');
@@ -647,6 +688,10 @@ int kp_cli_worth(int argc, char **argv)
     printf("\n");
     for (int i = 0; i < ns; i++)
         printf("%s\n", ws[i].sentence);
+    if (nvoid)
+        printf("\n");
+    for (int i = 0; i < nvoid; i++)
+        void_line(stdout, results[voided[i].file], &voided[i]);
     if (!nloaded)
         printf("\n(no measured times: pass --result FILE, a kproof eval --json of the best kernel with its baseline)\n");
     if (have_trace)
@@ -667,9 +712,67 @@ typedef struct cmp_row {
     const kp_shape_result *a, *b;
     kp_cmp c;
     int ok;            /* compared */
-    const char *why;   /* when not */
+    int counted;       /* compared, both PASS: in the counts and a regression if SLOWER */
+    char why[160];     /* when not compared, or why not counted */
     int regression;    /* SLOWER by more than --fail-on-regression */
 } cmp_row;
+
+/* "B REJECTED (timer)": a side's verdict where it is not PASS. */
+static void side_verdict(char *buf, size_t len, const char *side, const kp_shape_result *sr)
+{
+    if (sr->check_name[0])
+        snprintf(buf, len, "%s %s (%.*s)", side, kp_verdict_name(sr->verdict), (int)sizeof sr->check_name,
+                 sr->check_name);
+    else
+        snprintf(buf, len, "%s %s", side, kp_verdict_name(sr->verdict));
+}
+
+static void append(char *buf, size_t len, const char *s)
+{
+    size_t n = strlen(buf);
+    if (s[0] && n < len)
+        snprintf(buf + n, len - n, "%s%s", n ? ", " : "", s);
+}
+
+/* What keeps a B from passing --fail-on-regression besides a regression:
+ * a verdict other than PASS or NOISY (overall or at any shape), bit 1, or
+ * no shape compared at all (NOISY ones included), bit 2. Each printed as
+ * one line on stderr. */
+static int fail_reasons(FILE *f, const char *fileb, const kp_result *rb, int ncmp, int print)
+{
+    int n = 0;
+    for (int i = 0; rb->shapes && i < rb->nshapes; i++) {
+        const kp_shape_result *sr = &rb->shapes[i];
+        if (is_verdict_timed(sr->verdict))
+            continue;
+        n |= 1;
+        if (print) {
+            char st[64];
+            shape_str(&sr->shape, st, sizeof st);
+            fprintf(f, "kproof compare: --fail-on-regression: B (%s) is %s at %s (%.*s check)\n", fileb,
+                    kp_verdict_name(sr->verdict), st, (int)sizeof sr->check_name,
+                    sr->check_name[0] ? sr->check_name : "?");
+        }
+    }
+    /* A run that stopped before any shape (a build that failed) says so
+     * only in its overall verdict. */
+    if (!n && !is_verdict_timed(rb->verdict)) {
+        n |= 1;
+        if (print) {
+            fprintf(f, "kproof compare: --fail-on-regression: B (%s) is %s", fileb, kp_verdict_name(rb->verdict));
+            if (rb->check_name[0])
+                fprintf(f, " (%.*s check)", (int)sizeof rb->check_name, rb->check_name);
+            fputc('\n', f);
+        }
+    }
+    if (ncmp == 0) {
+        n |= 2;
+        if (print)
+            fprintf(f, "kproof compare: --fail-on-regression: no shape could be compared (none is PASS or NOISY "
+                       "with a time in both A and B)\n");
+    }
+    return n;
+}
 
 int kp_cli_compare(int argc, char **argv)
 {
@@ -752,22 +855,46 @@ int kp_cli_compare(int argc, char **argv)
             r->shape = rb.shapes[i].shape;
             r->b = &rb.shapes[i];
         }
-    int counts[4] = {0, 0, 0, 0}, nreg = 0, ncmp = 0;
+    /* Only times the verdicts stand behind are compared: a REJECTED,
+     * WRONG or ERROR side has none (the reader drops them). NOISY sides
+     * are compared and shown, marked, and never counted: their intervals
+     * never settled. */
+    int counts[4] = {0, 0, 0, 0}, nreg = 0, ncmp = 0, nnoisy = 0;
     for (int i = 0; i < nr; i++) {
         cmp_row *r = &rows[i];
+        char va[64] = "", vb[64] = "";
+        if (r->a && r->a->verdict != KP_PASS)
+            side_verdict(va, sizeof va, "A", r->a);
+        if (r->b && r->b->verdict != KP_PASS)
+            side_verdict(vb, sizeof vb, "B", r->b);
         if (!r->a || !r->b) {
-            r->why = r->a ? "only in A" : "only in B";
+            snprintf(r->why, sizeof r->why, "%s", r->a ? "only in A" : "only in B");
+            append(r->why, sizeof r->why, r->a ? va : vb);
+            continue;
+        }
+        if (!is_verdict_timed(r->a->verdict) || !is_verdict_timed(r->b->verdict)) {
+            append(r->why, sizeof r->why, va);
+            append(r->why, sizeof r->why, vb);
             continue;
         }
         if (!r->a->timed || !r->b->timed) {
-            r->why = !r->a->timed && !r->b->timed ? "timed in neither" : !r->a->timed ? "not timed in A" : "not timed in B";
+            snprintf(r->why, sizeof r->why, "%s",
+                     !r->a->timed && !r->b->timed ? "timed in neither" : !r->a->timed ? "not timed in A" : "not timed in B");
             continue;
         }
         if (kp_compare_timing(&r->a->cand, &r->b->cand, margin, 0x6b70726f6f66ull + (uint64_t)i, &r->c)) {
-            r->why = "no median";
+            snprintf(r->why, sizeof r->why, "no median");
             continue;
         }
         r->ok = 1;
+        if (va[0] || vb[0]) {
+            append(r->why, sizeof r->why, va);
+            append(r->why, sizeof r->why, vb);
+            append(r->why, sizeof r->why, "not counted");
+            nnoisy++;
+            continue;
+        }
+        r->counted = 1;
         ncmp++;
         counts[r->c.status]++;
         if (fail_pct >= 0 && r->c.status == KP_CMP_SLOWER && r->c.ratio > 1 + fail_pct / 100) {
@@ -775,7 +902,8 @@ int kp_cli_compare(int argc, char **argv)
             nreg++;
         }
     }
-    if (fail_pct >= 0 && nreg)
+    int nfail = fail_pct >= 0 ? fail_reasons(stderr, files[1], &rb, ncmp + nnoisy, 0) : 0;
+    if (fail_pct >= 0 && (nreg || nfail))
         code = 1;
     char la[96], lb[96];
     kp_candidate_label(ra.candidate, la, sizeof la);
@@ -800,6 +928,7 @@ int kp_cli_compare(int argc, char **argv)
             jstr(&w, "gpu", both[k]->env.gpu);
             jstr(&w, "date", both[k]->env.date);
             jnum(&w, "schema", k ? sb : sa);
+            jstr(&w, "verdict", kp_verdict_name(both[k]->verdict));
             jclose(&w, '}');
         }
         jopen(&w, "shapes", '[');
@@ -809,6 +938,15 @@ int kp_cli_compare(int argc, char **argv)
             shape_str(&r->shape, st, sizeof st);
             jopen(&w, NULL, '{');
             jstr(&w, "shape_text", st);
+            const kp_shape_result *side[2] = {r->a, r->b};
+            for (int k = 0; k < 2; k++) {
+                if (side[k]) {
+                    jstr(&w, k ? "b_verdict" : "a_verdict", kp_verdict_name(side[k]->verdict));
+                } else {
+                    jk(&w, k ? "b_verdict" : "a_verdict");
+                    fputs("null", stdout);
+                }
+            }
             if (r->ok) {
                 jstr(&w, "status", kp_cmp_status_name(r->c.status));
                 jnum(&w, "a_median_s", r->c.a_med);
@@ -821,6 +959,8 @@ int kp_cli_compare(int argc, char **argv)
                 jnum(&w, "ratio_lo", r->c.ratio_lo);
                 jnum(&w, "ratio_hi", r->c.ratio_hi);
                 jstr(&w, "interval_from", r->c.from_samples ? "samples" : "stored intervals");
+                jk(&w, "counted");
+                fputs(r->counted ? "true" : "false", stdout);
                 jk(&w, "regression");
                 fputs(r->regression ? "true" : "false", stdout);
             } else {
@@ -831,33 +971,41 @@ int kp_cli_compare(int argc, char **argv)
             jclose(&w, '}');
         }
         jclose(&w, ']');
+        jnum(&w, "compared", ncmp);
         jopen(&w, "counts", '{');
         for (int s = 0; s < 4; s++)
             jnum(&w, kp_cmp_status_name((kp_cmp_status)s), counts[s]);
         jclose(&w, '}');
         jnum(&w, "regressions", nreg);
+        jk(&w, "failed");
+        fputs(code == 1 ? "true" : "false", stdout);
         jclose(&w, '}');
         fputc('\n', stdout);
-        goto done;
+        goto report;
     }
 
     const char *sep = md ? " | " : "  ";
+    char ha[64] = "", hb[64] = "";
+    if (ra.verdict != KP_PASS)
+        snprintf(ha, sizeof ha, ", %s", kp_verdict_name(ra.verdict));
+    if (rb.verdict != KP_PASS)
+        snprintf(hb, sizeof hb, ", %s", kp_verdict_name(rb.verdict));
     if (md) {
-        printf("**kproof compare** `%s` on %s: A `%s` (%s), B `%s` (%s)\n\n", ra.op->name, ra.env.gpu, la, ra.env.date,
-               lb, rb.env.date);
+        printf("**kproof compare** `%s` on %s: A `%s` (%s%s), B `%s` (%s%s)\n\n", ra.op->name, ra.env.gpu, la,
+               ra.env.date, ha, lb, rb.env.date, hb);
         printf("| shape | A median [95%% CI] | B median [95%% CI] | B/A [95%% CI] | status |\n");
         printf("| --- | --- | --- | --- | --- |\n");
     } else {
         printf("kproof compare: %s on %s (B against A; within +-%.3g%% is SAME)\n", ra.op->name, ra.env.gpu,
                100 * margin);
-        printf("  A %s: %s, %s\n", files[0], la, ra.env.date);
-        printf("  B %s: %s, %s\n\n", files[1], lb, rb.env.date);
+        printf("  A %s: %s, %s%s\n", files[0], la, ra.env.date, ha);
+        printf("  B %s: %s, %s%s\n\n", files[1], lb, rb.env.date, hb);
         printf("%-16s  %-28s  %-28s  %-24s  %s\n", "shape", "A median [95% CI]", "B median [95% CI]",
                "B/A [95% CI]", "status");
     }
     for (int i = 0; i < nr; i++) {
         const cmp_row *r = &rows[i];
-        char st[64], ca[64] = "-", cb[64] = "-", cr[64] = "-";
+        char st[64], ca[64] = "-", cb[64] = "-", cr[64] = "-", status[256];
         shape_str(&r->shape, st, sizeof st);
         if (r->ok) {
             fmt_ci(ca, sizeof ca, r->c.a_med, r->c.a_lo, r->c.a_hi);
@@ -868,17 +1016,25 @@ int kp_cli_compare(int argc, char **argv)
             else
                 snprintf(cr, sizeof cr, "%.3f [?]", r->c.ratio);
         }
-        const char *status = r->ok ? kp_cmp_status_name(r->c.status) : r->why;
-        if (md)
-            printf("| %s | %s | %s | %s | %s%s |\n", st, ca, cb, cr, status, r->regression ? " (regression)" : "");
+        if (r->ok && r->why[0])
+            snprintf(status, sizeof status, "%s (%s)", kp_cmp_status_name(r->c.status), r->why);
         else
-            printf("%-16s%s%-28s%s%-28s%s%-24s%s%s%s\n", st, sep, ca, sep, cb, sep, cr, sep, status,
-                   r->regression ? " (regression)" : "");
+            snprintf(status, sizeof status, "%s%s", r->ok ? kp_cmp_status_name(r->c.status) : r->why,
+                     r->regression ? " (regression)" : "");
+        if (md)
+            printf("| %s | %s | %s | %s | %s |\n", st, ca, cb, cr, status);
+        else
+            printf("%-16s%s%-28s%s%-28s%s%-24s%s%s\n", st, sep, ca, sep, cb, sep, cr, sep, status);
     }
-    printf("\n%s%d compared: %d SAME, %d FASTER, %d SLOWER, %d AMBIGUOUS", md ? "" : "", ncmp, counts[KP_CMP_SAME],
+    printf("\n%d compared: %d SAME, %d FASTER, %d SLOWER, %d AMBIGUOUS", ncmp, counts[KP_CMP_SAME],
            counts[KP_CMP_FASTER], counts[KP_CMP_SLOWER], counts[KP_CMP_AMBIGUOUS]);
+    if (nnoisy)
+        printf(" (%d NOISY not counted)", nnoisy);
     if (fail_pct >= 0)
         printf("; %d regression%s beyond %.3g%%", nreg, nreg == 1 ? "" : "s", fail_pct);
+    if (nfail)
+        printf("; fails --fail-on-regression: %s%s%s", nfail & 1 ? "B did not pass" : "",
+               nfail == 3 ? " and " : "", nfail & 2 ? "nothing compared" : "");
     printf("\n");
     int any_star = 0;
     for (int i = 0; i < nr; i++)
@@ -887,6 +1043,9 @@ int kp_cli_compare(int argc, char **argv)
         printf("%s* ratio interval from the stored intervals (the files hold no samples), not a bootstrap\n",
                md ? "\n" : "");
 
+report:
+    if (nfail)
+        fail_reasons(stderr, files[1], &rb, ncmp + nnoisy, 1);
 done:
     free(rows);
     kp_result_free(&ra);

@@ -128,6 +128,14 @@ typedef struct point {
     double ly;         /* label position after spreading */
 } point;
 
+/* A shape's time is a speed where the verdict stands behind it (PASS, or
+ * NOISY: correct and honestly timed); a REJECTED, WRONG or ERROR shape's
+ * time is not plotted or judged, whatever it holds. */
+static int has_speed(const kp_shape_result *sr)
+{
+    return sr->timed && (sr->verdict == KP_PASS || sr->verdict == KP_NOISY) && sr->cand.median > 0;
+}
+
 static int by_py(const void *a, const void *b)
 {
     const point *p = (const point *)a, *q = (const point *)b;
@@ -152,7 +160,7 @@ static void roofline(FILE *f, const kp_result *r, int idx)
     kp_candidate_label(r->candidate, cand, sizeof cand);
     for (int i = 0; r->shapes && i < r->nshapes; i++) {
         const kp_shape_result *sr = &r->shapes[i];
-        if (!sr->timed || !(sr->cand.median > 0))
+        if (!has_speed(sr))
             continue;
         kp_sol so;
         kp_sol_compute(r->op, &sr->shape, &c, &so);
@@ -434,7 +442,17 @@ static void result_section(FILE *f, const kp_result *r, const char *path, int id
     }
     fputs("</tr>\n", f);
     for (int i = 0; r->shapes && i < r->nshapes; i++) {
-        kp_report_row(r, &r->shapes[i], cells);
+        const kp_shape_result *sr = &r->shapes[i];
+        kp_report_row(r, sr, cells);
+        /* A shape the verdict disowns has no time to show: its check
+         * instead (the evidence above says why). */
+        if (sr->verdict != KP_PASS && sr->verdict != KP_NOISY) {
+            for (int c = 3; c < KP_REPORT_NCOLS; c++)
+                if (strcmp(head[c], "regime") != 0)
+                    snprintf(cells[c], sizeof cells[c], "-");
+            snprintf(cells[3], sizeof cells[3], "no time (%.*s check)", (int)sizeof sr->check_name,
+                     sr->check_name[0] ? sr->check_name : "?");
+        }
         fputs("<tr>", f);
         for (int c = 0; c < KP_REPORT_NCOLS; c++) {
             fputs(c >= 3 && c < KP_REPORT_NCOLS - 2 ? "<td class=\"num\">" : "<td>", f);
@@ -455,7 +473,15 @@ static void result_section(FILE *f, const kp_result *r, const char *path, int id
     fputs("<ul class=\"worth\">\n", f);
     for (int i = 0; r->shapes && i < r->nshapes; i++) {
         const kp_shape_result *sr = &r->shapes[i];
-        if (!sr->timed || !(sr->cand.median > 0))
+        if (sr->verdict != KP_PASS && sr->verdict != KP_NOISY) {
+            char st[64];
+            kp_shape_format(&sr->shape, st, sizeof st);
+            fprintf(f, "<li>%s %s: %s by the ", r->op ? r->op->name : "?", st, kp_verdict_name(sr->verdict));
+            ESC(f, sr->check_name);
+            fputs(" check: no time of it is a speed, nothing to judge.</li>\n", f);
+            continue;
+        }
+        if (!has_speed(sr))
             continue;
         double best = sr->cand.median;
         const char *who = cand;

@@ -177,8 +177,13 @@ static int read_shape(const kp_op *op, const kp_json *s, kp_shape_result *sr, ch
     sr->check.rms_limit = num(c, "rms_limit");
     COPY_STR(sr->check.method, kp_json_get(c, "method"));
     COPY_STR(sr->check.why, kp_json_get(c, "why"));
+    /* Timing is a speed only where the verdict stands behind it: a shape
+     * that is REJECTED (a timer or speed-of-light check, which judge the
+     * timing after it was taken), WRONG or ERROR reads back untimed, so
+     * that no reader shows its time, plots it or compares it. PASS and
+     * NOISY (correct, honestly timed, unsettled) keep theirs. */
     const kp_json *t = kp_json_get(s, "timing");
-    if (t && t->type == KP_JSON_OBJ) {
+    if (t && t->type == KP_JSON_OBJ && (sr->verdict == KP_PASS || sr->verdict == KP_NOISY)) {
         sr->timed = 1;
         snprintf(where, sizeof where, "shape %zu: timing", idx);
         read_timing(&r, where, t, &sr->cand);
