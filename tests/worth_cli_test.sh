@@ -276,5 +276,21 @@ check "report: a median too small to plot: exit 0" [ $? -eq 0 ]
 check "report: ... the point is left out with a note" has "point outside the plot's range left out" "$T/n6.html"
 check "report: ... and the page stays small" [ "$(wc -c <"$T/n6.html")" -lt 100000 ]
 
+# ---- report -o: whole or not at all, never an input -----------------------------
+"$K" report "$SA" -o "$T/page.html" >"$T/out" 2>"$T/err"
+cp "$T/page.html" "$T/page0.html"
+# A full disk, as the file-size limit makes it (EFBIG where ENOSPC would be).
+( trap '' XFSZ; ulimit -f 8; "$K" report "$SA" "$SB" "$MM" "$NAIVE" -o "$T/page.html" ) >"$T/out" 2>"$T/err"
+check "report -o on a full disk: exit 64" [ $? -eq 64 ]
+check "report -o on a full disk: says so" has "cannot write $T/page.html" "$T/err"
+check "report -o on a full disk: the previous page is kept" cmp -s "$T/page.html" "$T/page0.html"
+check "report -o on a full disk: no temporary file left" [ -z "$(ls -A "$T" | grep kproof-out)" ]
+bad "report -o into a missing folder" "cannot write" "$K" report "$SA" -o "$T/nope/page.html"
+cp "$SB" "$T/input.json"
+ln -s "$T/input.json" "$T/link.json"
+bad "report -o an input" "is the input" "$K" report "$SA" "$T/input.json" -o "$T/input.json"
+bad "report -o an input by another name" "is the input" "$K" report "$T/link.json" -o "$T/./input.json"
+check "report -o an input: the input is untouched" cmp -s "$T/input.json" "$SB"
+
 [ $fail -eq 0 ] && echo "worth_cli: all ok" || echo "worth_cli: FAILED"
 exit $fail

@@ -139,7 +139,9 @@ static const cmd_help HELP[] = {
      "compute ceilings from the calibration and the datasheet, log-log) with the candidate and\n"
      "its baseline as labelled points per shape, and the worth sentences. Default: stdout.\n"
      "A REJECTED, WRONG or ERROR shape shows its verdict and check, not a time.\n\n"
-     "Exit status: 0, 64 bad input (a missing, truncated or foreign JSON; an unwritable -o)."},
+     "  -o, --output FILE  write the page to FILE, whole or not at all (never an input)\n\n"
+     "Exit status: 0, 64 bad input (a missing, truncated or foreign JSON; an -o that cannot be\n"
+     "written, the previous file kept, or that is an input)."},
     {"help", "kproof help [COMMAND]", "Shows help for a command."},
     {"version", "kproof version", "Prints the version."},
 };

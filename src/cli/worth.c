@@ -1095,21 +1095,22 @@ int kp_cli_report(int argc, char **argv)
         ptrs[i] = &rs[i];
         nl++;
     }
-    FILE *f = out ? fopen(out, "w") : stdout;
-    if (!f) {
-        fprintf(stderr, "kproof report: cannot write %s: %s\n", out, strerror(errno));
+    if (!out) {
+        kp_print_html(stdout, ptrs, files, nl);
+        goto done;
+    }
+    /* Whole or not at all (as eval --out): a page cut short by a full disk
+     * never replaces the one before it. */
+    char tmp[PATH_MAX + 32], why[300];
+    FILE *f = kp_cli_atomic_open(out, tmp, sizeof tmp, why, sizeof why);
+    if (f)
+        kp_print_html(f, ptrs, files, nl);
+    if (!f || kp_cli_atomic_close(f, tmp, out, why, sizeof why)) {
+        fprintf(stderr, "kproof report: cannot write %s: %s\n", out, why);
         code = KP_EXIT_USAGE;
         goto done;
     }
-    kp_print_html(f, ptrs, files, nl);
-    if (out) {
-        if (fclose(f) != 0) {
-            fprintf(stderr, "kproof report: cannot write %s: %s\n", out, strerror(errno));
-            code = KP_EXIT_INTERNAL;
-            goto done;
-        }
-        fprintf(stderr, "kproof report: wrote %s (%d result%s)\n", out, nl, nl == 1 ? "" : "s");
-    }
+    fprintf(stderr, "kproof report: wrote %s (%d result%s)\n", out, nl, nl == 1 ? "" : "s");
 done:
     for (int i = 0; i < nl; i++)
         kp_result_free(&rs[i]);
