@@ -354,7 +354,12 @@ static void test_trace(void)
     CHECK(strcmp(kp_trace_family("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>", &why),
                  "softmax") == 0 && strcmp(why, "softmax") == 0);
     CHECK(strcmp(kp_trace_family("triton_red_fused_native_layer_norm_0", NULL), "layernorm") == 0);
-    CHECK(strcmp(kp_trace_family("void rms_norm_kernel<float>", NULL), "layernorm") == 0);
+    CHECK(strcmp(kp_trace_family("void rms_norm_kernel<float>", NULL), "rmsnorm") == 0);
+    CHECK(strcmp(kp_trace_family("void at::native::vectorized_rms_norm_kernel<float>", NULL), "rmsnorm") == 0);
+    CHECK(strcmp(kp_trace_family("RMSNormForward", NULL), "rmsnorm") == 0);
+    CHECK(strcmp(kp_trace_family("rmsnorm_fwd_tuned_kernel<layer_norm::Kernel_traits<float>>", NULL), "rmsnorm") == 0);
+    CHECK(strcmp(kp_trace_family("void at::native::vectorized_layer_norm_kernel<float>", NULL), "layernorm") == 0);
+    CHECK(kp_op_find("rmsnorm_f32") && strcmp(kp_op_find("rmsnorm_f32")->family, "rmsnorm") == 0);
     CHECK(strcmp(kp_trace_family("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64", NULL), "matmul") == 0);
     CHECK(strcmp(kp_trace_family("nvjet_tst_128x256_64x4_2x1_v_bz_coopA_NTN", NULL), "matmul") == 0);
     CHECK(strcmp(kp_trace_family("ampere_sgemm_128x64_tn", NULL), "matmul") == 0);
@@ -423,6 +428,12 @@ static void test_trace(void)
     CHECK(trace_of("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"dur\": 4}]}", &t, err,
                    sizeof err) == -1);
     CHECK(strstr(err, "ProfilerActivity.CUDA") != NULL);
+    /* A duration no kernel has (past a year) is not counted. */
+    CHECK(trace_of("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"dur\": 1e300},"
+                   "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"rms_norm\", \"dur\": 2}]",
+                   &t, err, sizeof err) == 0);
+    CHECK(t.n == 1 && isfinite(t.total_s) && kp_trace_share(&t, "rmsnorm") == 1);
+    kp_trace_free(&t);
     kp_trace_free(NULL);
 }
 

@@ -110,7 +110,7 @@ assert near(d["shapes"][0]["sol_time_s"], 536870912 / 4000e9)'
 "$K" worth softmax --result "$SA" --trace "$TR" >"$T/out" 2>"$T/err"
 check "worth --trace: exit 0" [ $? -eq 0 ]
 check "worth --trace: the op's share from the trace" has "share of the workload: 7.7% (the trace)" "$T/out"
-check "worth --trace: kernels mapped onto ops" has "by kproof op: matmul 61.5%, softmax 7.7%, layernorm 6.2%, sum 1.5%, unknown 23.1%" "$T/out"
+check "worth --trace: kernels mapped onto ops" has "by kproof op: matmul 61.5%, softmax 7.7%, layernorm 6.2%, rmsnorm 0.0%, sum 1.5%, unknown 23.1%" "$T/out"
 check "worth --trace: unknown kernels listed with their share" grep -qE '^ +7\.7% .* unknown +void flash_fwd_kernel' "$T/out"
 "$K" worth --trace "$TR" --json >"$T/j" 2>"$T/err"
 check "worth --trace alone: the ranking as JSON" py "$T/j" '
@@ -291,6 +291,14 @@ ln -s "$T/input.json" "$T/link.json"
 bad "report -o an input" "is the input" "$K" report "$SA" "$T/input.json" -o "$T/input.json"
 bad "report -o an input by another name" "is the input" "$K" report "$T/link.json" -o "$T/./input.json"
 check "report -o an input: the input is untouched" cmp -s "$T/input.json" "$SB"
+
+# ---- traces: rmsnorm is an op --------------------------------------------------
+printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"vectorized_rms_norm_kernel<float>","dur":300},{"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_bf16","dur":700}]}' >"$T/tr1.json"
+"$K" worth rmsnorm --trace "$T/tr1.json" --device H200 >"$T/out" 2>"$T/err"
+check "worth rmsnorm --trace: exit 0" [ $? -eq 0 ]
+check "worth rmsnorm --trace: the rms norm kernel is rmsnorm's share" has "share of the workload: 30.0% (the trace)" "$T/out"
+check "worth rmsnorm --trace: by op" has "matmul 70.0%, softmax 0.0%, layernorm 0.0%, rmsnorm 30.0%" "$T/out"
+check "worth rmsnorm --trace: no 'no kernel maps' warning" [ ! -s "$T/err" ]
 
 [ $fail -eq 0 ] && echo "worth_cli: all ok" || echo "worth_cli: FAILED"
 exit $fail

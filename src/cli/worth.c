@@ -184,6 +184,22 @@ typedef struct best_time {
     double speedup; /* candidate vs its baseline where that result had one */
 } best_time;
 
+/* kproof's op families, in the registry's order (matmul, softmax,
+ * layernorm, rmsnorm, sum): the columns of a trace's share by op. */
+static int op_families(const char *fam[], int cap)
+{
+    int n = 0;
+    for (int i = 0; i < kp_op_count(); i++) {
+        const char *f = kp_op_at(i)->family;
+        int dup = 0;
+        for (int k = 0; k < n; k++)
+            dup |= !strcmp(fam[k], f);
+        if (!dup && n < cap)
+            fam[n++] = f;
+    }
+    return n;
+}
+
 static void trace_print(FILE *f, const kp_trace *t, const char *path, int top)
 {
     char tt[32], tm[32];
@@ -208,10 +224,11 @@ static void trace_print(FILE *f, const kp_trace *t, const char *path, int top)
             rest += t->k[i].total_s;
         fprintf(f, "%6.1f%%  (%d more kernels; --top N shows more)\n", 100 * rest / t->total_s, t->n - shown);
     }
-    static const char *fam[] = {"matmul", "softmax", "layernorm", "sum"};
+    const char *fam[32];
+    int nfam = op_families(fam, 32);
     double known = 0;
     fputs("\nby kproof op:", f);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < nfam; i++) {
         double s = kp_trace_share(t, fam[i]);
         known += s;
         fprintf(f, " %s %.1f%%,", fam[i], 100 * s);
@@ -227,9 +244,10 @@ static void trace_json(jout *w, const kp_trace *t, const char *path)
     jnum(w, "memcpy_time_s", t->memcpy_s);
     jnum(w, "events", (double)t->events);
     jopen(w, "by_op", '{');
-    static const char *fam[] = {"matmul", "softmax", "layernorm", "sum"};
+    const char *fam[32];
+    int nfam = op_families(fam, 32);
     double known = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < nfam; i++) {
         double s = kp_trace_share(t, fam[i]);
         known += s;
         jnum(w, fam[i], s);

@@ -31,10 +31,12 @@ static const pattern PATTERNS[] = {
     {"fmha", NULL},
     {"attention", NULL},
     {"softmax", "softmax"},      /* cunn_SoftMaxForward, softmax_warp_forward, triton_*_softmax */
+    /* RMS norms before layer norms: an RMS norm's template arguments can
+     * name layer-norm types (a library's shared kernel traits). */
+    {"rms_norm", "rmsnorm"},     /* vectorized_rms_norm_kernel, triton_*_rms_norm */
+    {"rmsnorm", "rmsnorm"},      /* RMSNormKernel, apex, TE's rmsnorm_fwd */
     {"layer_norm", "layernorm"}, /* vectorized_layer_norm_kernel, triton_*_native_layer_norm */
     {"layernorm", "layernorm"},  /* LayerNormForwardCUDAKernel, apex, TE */
-    {"rms_norm", "layernorm"},   /* no rmsnorm op: layernorm has its traffic (a row in, a row out) */
-    {"rmsnorm", "layernorm"},
     {"gemv", NULL},              /* matrix-vector: not kproof's GEMM */
     {"gemm", "matmul"},          /* sgemm, hgemm, cutlass gemm, ampere_*gemm */
     {"nvjet", "matmul"},         /* cuBLAS's Hopper GEMM kernels */
@@ -177,7 +179,9 @@ int kp_trace_read(const kp_json *root, kp_trace *t, char *err, size_t errlen)
         const char *ph = kp_json_text(kp_json_get(e, "ph"));
         const char *cat = kp_json_text(kp_json_get(e, "cat"));
         double dur = kp_json_num(kp_json_get(e, "dur"), NAN);
-        if (!ph || strcmp(ph, "X") != 0 || !cat || !(isfinite(dur) && dur >= 0))
+        /* A duration past a year (in microseconds) is no kernel's: it
+         * would swamp every share. */
+        if (!ph || strcmp(ph, "X") != 0 || !cat || !(isfinite(dur) && dur >= 0 && dur <= 3.2e13))
             continue;
         if (eq_nocase(cat, "gpu_memcpy") || eq_nocase(cat, "gpu_memset")) {
             t->memcpy_s += dur * 1e-6;
