@@ -634,7 +634,8 @@ static kp_json *field(kp_json *v, const char *a, const char *b, const char *c)
 }
 
 /* Reading refuses numbers out of their fields' range (no conversion to an
- * integer type that is undefined) and times that the verdict disowns. */
+ * integer type that is undefined), times that the verdict disowns, and
+ * JSON that is not an eval's. */
 static void test_reader_checks(void)
 {
     kp_result *r = softmax_result(125.55e-6, 140.94e-6);
@@ -709,6 +710,13 @@ static void test_reader_checks(void)
         kp_json_free(v);
     }
 
+    /* worth --json and compare --json are no eval results. */
+    const char *cmp = "{\"tool\": \"kproof\", \"command\": \"compare\", \"schema\": 1, \"op\": \"softmax_f32\","
+                      " \"shapes\": []}";
+    CHECK(kp_json_parse(cmp, strlen(cmp), &v, err, sizeof err) == 0);
+    CHECK(kp_result_from_json(v, &back, &schema, err, sizeof err) == -1);
+    CHECK(strstr(err, "not an eval result") && strstr(err, "kproof compare --json"));
+    kp_json_free(v);
     kp_result_free(r);
     free(r);
 }

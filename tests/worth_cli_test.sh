@@ -238,6 +238,10 @@ s = d["shapes"]
 assert s[0]["a_verdict"] == "PASS" and s[0]["b_verdict"] == "REJECTED" and s[0]["status"] is None, s[0]
 assert s[0]["why"] == "B REJECTED (timer)" and s[1]["counted"] is True
 assert d["b"]["verdict"] == "REJECTED" and d["compared"] == 2 and d["failed"] is True'
+"$K" worth softmax --result "$SA" --json >"$T/worth.json" 2>"$T/err"
+"$K" compare "$SA" "$T/j" >"$T/out" 2>"$T/err"
+bad "compare: compare --json is not an eval result" "not an eval result: this is the output of kproof compare --json" "$K" compare "$SA" "$T/j"
+bad "compare: worth --json is not an eval result" "not an eval result: this is the output of kproof worth --json" "$K" compare "$T/worth.json" "$SA"
 
 "$K" report "$T/rejected.json" -o "$T/rej.html" >"$T/out" 2>"$T/err"
 check "report: a REJECTED result: exit 0" [ $? -eq 0 ]
@@ -291,6 +295,22 @@ ln -s "$T/input.json" "$T/link.json"
 bad "report -o an input" "is the input" "$K" report "$SA" "$T/input.json" -o "$T/input.json"
 bad "report -o an input by another name" "is the input" "$K" report "$T/link.json" -o "$T/./input.json"
 check "report -o an input: the input is untouched" cmp -s "$T/input.json" "$SB"
+
+# ---- options once, closed pipes, calibrations -------------------------------------
+bad "report: -o twice" "--output given twice" "$K" report "$SA" -o "$T/a.html" --output "$T/b.html"
+bad "compare: --margin twice" "--margin given twice" "$K" compare "$SA" "$SB" --margin 1 --margin 5
+bad "compare: --fail-on-regression twice" "--fail-on-regression given twice" "$K" compare "$SA" "$SB" --fail-on-regression 5 --fail-on-regression 1
+bad "worth: --device twice" "--device given twice" "$K" worth softmax --device H200 --device H100
+bad "worth: --op twice" "--op given twice" "$K" worth --op softmax --op sum --device H200
+for c in "report $SA" "compare $SA $SB" "worth softmax --result $SA"; do
+    # shellcheck disable=SC2086
+    ( sleep 0.3; "$K" $c 2>"$T/err"; echo $? >"$T/rc" ) | true
+    check "${c%% *} into a closed pipe: exit 70, not SIGPIPE" [ "$(cat "$T/rc")" -eq 70 ]
+done
+for g in "inf" "-5" "1e-300" "1e300"; do
+    printf 'copy_gbs 4000\ngemm_f32_gflops %s\ngemm_bf16_gflops 780000\n' "$g" >"$T/calib2"
+    bad "worth --calib: a GEMM rate of $g" "not a kproof calibration" "$K" worth softmax --device H200 --calib "$T/calib2"
+done
 
 # ---- traces: rmsnorm is an op --------------------------------------------------
 printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"vectorized_rms_norm_kernel<float>","dur":300},{"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_bf16","dur":700}]}' >"$T/tr1.json"

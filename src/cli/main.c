@@ -115,7 +115,8 @@ static const cmd_help HELP[] = {
      "  --top N            kernels listed from the trace (default 15)\n"
      "  --json             print JSON instead of the table and sentences\n\n"
      "Exit status: 0, 64 bad usage or input (a missing or truncated JSON, a trace that is not a\n"
-     "trace, a share outside (0, 1]), 70 the device could not be read."},
+     "trace, a share outside (0, 1], an option given twice), 70 the device could not be read or\n"
+     "stdout could not be written."},
     {"compare", "kproof compare A.json B.json [--margin PCT] [--fail-on-regression PCT] [--force] [--json | --md]",
      "Compares two results of the same op on the same device, shape by shape: B's median\n"
      "against A's, with the ratio's 95% interval (a bootstrap from the samples when both files\n"
@@ -132,7 +133,8 @@ static const cmd_help HELP[] = {
      "                             when B is not PASS or NOISY, or when no shape was compared\n"
      "  --force                    compare results of different ops, devices or schemas anyway\n"
      "  --json | --md              JSON or markdown instead of the table\n\n"
-     "Exit status: 0, 1 --fail-on-regression failed, 64 bad input or a refusal."},
+     "Exit status: 0, 1 --fail-on-regression failed, 64 bad input (not an eval result, an\n"
+     "option given twice) or a refusal, 70 the output could not be written."},
     {"report", "kproof report RESULT.json ... [-o report.html]",
      "Writes one self-contained HTML page (no scripts, no network, no fonts) for the results:\n"
      "verdict and evidence, the per-shape table, a roofline of the device (bandwidth and\n"
@@ -141,7 +143,7 @@ static const cmd_help HELP[] = {
      "A REJECTED, WRONG or ERROR shape shows its verdict and check, not a time.\n\n"
      "  -o, --output FILE  write the page to FILE, whole or not at all (never an input)\n\n"
      "Exit status: 0, 64 bad input (a missing, truncated or foreign JSON; an -o that cannot be\n"
-     "written, the previous file kept, or that is an input)."},
+     "written, the previous file kept, or that is an input), 70 stdout could not be written."},
     {"help", "kproof help [COMMAND]", "Shows help for a command."},
     {"version", "kproof version", "Prints the version."},
 };

@@ -3,6 +3,7 @@
  * They read result files and profiles, never a candidate. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,34 @@ static const char *value(const char *cmd, int argc, char **argv, int *i)
     return argv[++*i];
 }
 
+/* An option that takes one value may come once: a second one silently
+ * winning would answer another question than the one asked (as eval).
+ * Aliases share a name (-o and --output are one option). */
+typedef struct seen_opts {
+    const char *name[16];
+    int n;
+} seen_opts;
+
+static int once(const char *cmd, seen_opts *s, const char *name, const char *given)
+{
+    for (int k = 0; k < s->n; k++)
+        if (!strcmp(s->name[k], name)) {
+            fprintf(stderr, "kproof %s: %s given twice\n", cmd, given);
+            return -1;
+        }
+    if (s->n < 16)
+        s->name[s->n++] = name;
+    return 0;
+}
+
+/* Output to a closed pipe (kproof compare ... | head -1) is a write error
+ * that the command's exit status reports (70, as eval), not a death by
+ * SIGPIPE. */
+static void no_sigpipe(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+}
+
 static int is_verdict_timed(kp_verdict v)
 {
     return v == KP_PASS || v == KP_NOISY;
@@ -145,19 +174,30 @@ static int read_calib(const char *path, kp_env *e, char *err, size_t len)
     char name[64];
     double v;
     int got = 0, n;
+    double f32 = 0, bf16 = 0;
     while ((n = fscanf(f, "%63s %lf", name, &v)) == 2) {
         if (!strcmp(name, "copy_gbs"))
             e->peak_gbs = v, got++;
         else if (!strcmp(name, "gemm_f32_gflops"))
-            e->peak_gflops_f32 = v;
+            f32 = v;
         else if (!strcmp(name, "gemm_bf16_gflops"))
-            e->peak_gflops_bf16 = v;
+            bf16 = v;
     }
     fclose(f);
     if (!got || !(e->peak_gbs > 0.1 && e->peak_gbs < 1e5)) {
         snprintf(err, len, "%s: not a kproof calibration (no \"copy_gbs N\" line in range)", path);
         return -1;
     }
+    /* A GEMM rate is 0 (not measured) or one a device reaches: the
+     * calibration cache's own bounds, from 0.1 GFLOP/s. */
+    if (!(f32 == 0 || (f32 >= 0.1 && f32 <= 1e7)) || !(bf16 == 0 || (bf16 >= 0.1 && bf16 <= 1e8))) {
+        snprintf(err, len, "%s: not a kproof calibration (gemm_f32_gflops %g, gemm_bf16_gflops %g: each 0 or 0.1 "
+                           "to 1e7 and 1e8)",
+                 path, f32, bf16);
+        return -1;
+    }
+    e->peak_gflops_f32 = f32;
+    e->peak_gflops_bf16 = bf16;
     return 0;
 }
 
@@ -322,12 +362,16 @@ int kp_cli_worth(int argc, char **argv)
     const char *results[MAX_FILES], *shape_text[16];
     int nres = 0, nshape = 0, json = 0, top = 15;
     double share = 0, speedup = 0;
+    seen_opts seen = {{NULL}, 0};
+    no_sigpipe();
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         if (is_flag(a, "--op") || is_flag(a, "--dtype") || is_flag(a, "--shape") || is_flag(a, "--result") ||
             is_flag(a, "--device") || is_flag(a, "--calib") || is_flag(a, "--backend") || is_flag(a, "--share") ||
             is_flag(a, "--speedup") || is_flag(a, "--trace") || is_flag(a, "--top")) {
             if (!(v = value(cmd, argc, argv, &i)))
+                return KP_EXIT_USAGE;
+            if (!is_flag(a, "--shape") && !is_flag(a, "--result") && once(cmd, &seen, a, a))
                 return KP_EXIT_USAGE;
         }
         if (is_flag(a, "--op")) {
@@ -798,10 +842,14 @@ int kp_cli_compare(int argc, char **argv)
     const char *files[2] = {NULL, NULL};
     int nf = 0, json = 0, md = 0, force = 0;
     double margin = 0.02, fail_pct = -1;
+    seen_opts seen = {{NULL}, 0};
+    no_sigpipe();
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
         if (is_flag(a, "--margin") || is_flag(a, "--fail-on-regression")) {
             if (!(v = value(cmd, argc, argv, &i)))
+                return KP_EXIT_USAGE;
+            if (once(cmd, &seen, a, a))
                 return KP_EXIT_USAGE;
             double pct;
             if (kp_cli_parse_double(a, v, 0, 1000, &pct))
@@ -1078,10 +1126,14 @@ int kp_cli_report(int argc, char **argv)
     const char *cmd = "report";
     const char *files[MAX_FILES], *out = NULL;
     int nf = 0;
+    seen_opts seen = {{NULL}, 0};
+    no_sigpipe();
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (is_flag(a, "-o") || is_flag(a, "--output")) {
             if (!(out = value(cmd, argc, argv, &i)))
+                return KP_EXIT_USAGE;
+            if (once(cmd, &seen, "-o", a))
                 return KP_EXIT_USAGE;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "kproof report: unknown option '%s' (kproof help report)\n", a);

@@ -227,6 +227,15 @@ int kp_result_from_json(const kp_json *root, kp_result *r, int *schema, char *er
         snprintf(err, errlen, "not a kproof result (no \"tool\": \"kproof\", \"schema\" and \"shapes\")");
         return -1;
     }
+    /* kproof worth, compare and the rest print "command"; an eval's result
+     * has none. */
+    const char *command = kp_json_text(kp_json_get(root, "command"));
+    if (command) {
+        snprintf(err, errlen, "not an eval result: this is the output of kproof %.32s --json (compare, report and "
+                              "worth --result read kproof eval --json)",
+                 command);
+        return -1;
+    }
     if (!(sch <= 1e6 && sch == floor(sch))) {
         snprintf(err, errlen, "schema %.6g is not a schema version", sch);
         return -1;
@@ -240,7 +249,7 @@ int kp_result_from_json(const kp_json *root, kp_result *r, int *schema, char *er
         return -1;
     }
     if (verdict_of(kp_json_text(kp_json_get(root, "verdict")), &r->verdict)) {
-        snprintf(err, errlen, "no verdict in it");
+        snprintf(err, errlen, "not an eval result: no verdict in it");
         return -1;
     }
     const char *be = kp_json_text(kp_json_get(root, "backend"));
