@@ -588,7 +588,6 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
     }
     close(pfd);
     unlink(probe);
-    char why[PATH_MAX + 200];
     const char *tmpd = kp_tmp_dir(why, sizeof why);
     if (!tmpd) {
         snprintf(log, loglen, "cannot make a build folder: %s", why);
