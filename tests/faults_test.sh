@@ -201,6 +201,29 @@ fi
 "$K" eval "$good" --op softmax --shape 100000x100000 --correctness --quiet >"$T/o" 2>"$T/e"
 check "shape beyond host memory: exit 64" [ $? = 64 ]
 check "shape beyond host memory: gives the numbers" grep -q "GiB of host memory.*available" "$T/e"
+# Timing's input sets sized to the memory available (KPROOF_MEM_AVAILABLE
+# stands in for it): at 512x4096 the two workers (candidate, one baseline)
+# and the parent need about 0.3 GiB with 2 sets, 0.7 GiB with 8.
+KPROOF_MEM_AVAILABLE=200M "$K" eval "$good" --op softmax --shape 512x4096 --quiet >"$T/o" 2>"$T/e"
+check "timing sets beyond host memory: exit 64" [ $? = 64 ]
+check "timing sets beyond host memory: one line with the numbers" \
+    [ "$(wc -l <"$T/e")" = 1 -a -n "$(grep "needs at least .* GiB of host memory to time .* available" "$T/e")" ]
+KPROOF_MEM_AVAILABLE=200M "$K" eval "$good" --op softmax --shape 512x4096 --correctness --quiet >"$T/o" 2>"$T/e"
+check "timing sets beyond host memory: --correctness still runs" [ $? = 0 ]
+KPROOF_MEM_AVAILABLE=330M "$K" eval "$good" --op softmax --shape 512x4096 --time-budget 0.3 --json \
+    >"$T/mem.json" 2>"$T/e"
+check "timing sets lowered to fit: the progress says so" grep -q "timing: 2 input sets instead of 8" "$T/e"
+check "timing sets lowered to fit: 2 sets in the JSON, and a warning" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["shapes"][0]
+assert s["verdict"] in ("PASS", "NOISY") and s["timing"]["input_sets"] == 2, s["timing"]
+assert any("input sets instead of 8" in w for w in d["warnings"]), d["warnings"]' "$T/mem.json"
+"$K" eval "$good" --op softmax --shape 512x4096 --time-budget 0.3 --json --quiet >"$T/mem.json" 2>"$T/e"
+check "timing sets where memory is ample: 8" python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["shapes"][0]
+assert s["timing"]["input_sets"] == 8, s["timing"]' "$T/mem.json"
 
 # ---- malformed option values: exit 64 ----------------------------------------
 for bad in "--dtype=" "--time-budget=0x10" "--time-budget=-1" "--time-budget= 5" "--time-budget=5s" \

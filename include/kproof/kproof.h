@@ -357,6 +357,7 @@ typedef struct kp_timing {
     double sol_time;        /* speed-of-light time at measured peaks; 0 unknown */
     double sol_fraction;    /* sol_time / median */
     double gbs, gflops;     /* achieved rates at the median */
+    int input_sets;         /* the input sets timing rotated over (fewer where memory is short) */
 } kp_timing;
 
 typedef struct kp_audit_kernel {
@@ -446,6 +447,20 @@ enum { KP_SANDBOX_FULL = 1, KP_SANDBOX_PARTIAL = 2, KP_SANDBOX_OFF = 3 };
  * it is), negative when the harness itself failed (err says why). */
 int kp_eval(const kp_eval_opts *o, kp_result *r, char *err, size_t errlen);
 void kp_result_free(kp_result *r);
+
+/* Host memory the timing phase of one shape holds (docs/protocol.md,
+ * "Timing phase"): nworkers x (worker_base + n x worker_set) + parent_base
+ * + n x parent_set with n input sets. A worker's share is 0 where the
+ * device's memory is not the host's (CUDA). */
+typedef struct kp_timing_mem {
+    int64_t worker_base, worker_set, parent_base, parent_set;
+    int min_sets;                /* the fewest sets timing rotates over */
+} kp_timing_mem;
+void kp_timing_mem_of(const kp_eval_opts *o, const kp_shape *sh, kp_timing_mem *m);
+int64_t kp_timing_mem_need(const kp_timing_mem *m, int nworkers, int nsets);
+/* The workers an eval times with: the candidate and the baselines it finds
+ * (1 with --no-baseline; 0 with --correctness, which times nothing). */
+int kp_eval_participants(const kp_eval_opts *o);
 void kp_result_warn(kp_result *r, const char *fmt, ...);
 
 /* ===== 6. printers ======================================================= */

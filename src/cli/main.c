@@ -61,6 +61,10 @@ static const cmd_help HELP[] = {
      "  --no-sandbox       run the worker and the compiler as plain processes (reported in the\n"
      "                     result; builds go to a cache of their own): see docs/sandbox.md\n"
      "  --quiet            no progress lines on stderr\n\n"
+     "Timing rotates over fewer input sets (at least 2) where the host's available memory\n"
+     "(MemAvailable) would not hold more in every worker and the parent, and a shape whose\n"
+     "fewest do not fit is refused (64). KPROOF_MEM_AVAILABLE=BYTES (K, M, G suffixes)\n"
+     "stands in for the available memory (tests).\n\n"
      "Exit status: 0 PASS, 1 WRONG, 2 REJECTED, 3 ERROR, 4 NOISY, 64 bad usage or input,\n"
      "70 the harness itself failed (including a device lock that cannot be opened or is held\n"
      "past KPROOF_LOCK_TIMEOUT, and a TMPDIR that is not an existing folder kproof can write)."},
@@ -454,35 +458,45 @@ static int write_result(const char *path, const kp_result *r, int json, int md, 
     return kp_cli_atomic_close(f, tmp, path, why, len);
 }
 
-static int64_t mem_available(void) {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long long kb = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) break;
-    if (f) fclose(f);
-    return kb > 0 ? (int64_t)kb << 10 : kp_host_mem_bytes();
-}
-
 /* A shape the parent cannot even hold once (its inputs, its output and,
  * where the check compares every element, the float64 reference and
- * tolerances) is refused before anything is allocated. */
-static int fits_memory(const kp_op *op, const kp_shape *shapes, int n) {
-    double avail = (double)mem_available(), total = (double)kp_host_mem_bytes();
-    for (int i = 0; i < n; i++) {
+ * tolerances), or whose timing phase cannot hold the fewest input sets it
+ * rotates over in every worker and the parent (kp_timing_mem_of), is
+ * refused before anything is allocated. */
+static int fits_memory(const kp_eval_opts *o) {
+    const kp_op *op = o->op;
+    double avail = (double)kp_host_mem_available(), total = (double)kp_host_mem_bytes();
+    int nw = o->nshapes > 0 ? kp_eval_participants(o) : 0;
+    for (int i = 0; i < o->nshapes; i++) {
+        const kp_shape *sh = &o->shapes[i];
+        char st[64];
+        kp_shape_format(sh, st, sizeof st);
         double data = 0, ref = 0;
         for (int b = 0; b < op->nbufs; b++) {
-            double e = (double)op->buf_elems(&shapes[i], b);
+            double e = (double)op->buf_elems(sh, b);
             data += e * (double)kp_dtype_size(op->bufs[b].dtype);
             if (op->bufs[b].output && !op->check) ref += 16 * e;
         }
         if (data + ref > avail) {
-            char st[64];
-            kp_shape_format(&shapes[i], st, sizeof st);
             fprintf(stderr,
                     "kproof eval: --shape %s needs at least %.1f GiB of host memory (inputs and output %.1f GiB, "
                     "float64 reference %.1f GiB); this machine has %.1f GiB available of %.1f GiB\n",
                     st, (data + ref) / 1073741824.0, data / 1073741824.0, ref / 1073741824.0, avail / 1073741824.0,
+                    total / 1073741824.0);
+            return -1;
+        }
+        if (nw == 0) continue;
+        kp_timing_mem m;
+        kp_timing_mem_of(o, sh, &m);
+        double need = (double)kp_timing_mem_need(&m, nw, m.min_sets);
+        if (need > avail) {
+            double worker = (double)(m.worker_base + m.min_sets * m.worker_set);
+            fprintf(stderr,
+                    "kproof eval: --shape %s needs at least %.1f GiB of host memory to time (%d worker(s), the "
+                    "candidate's and its baselines', with %d input sets %.1f GiB each; the parent %.1f GiB); this "
+                    "machine has %.1f GiB available of %.1f GiB (--no-baseline times the candidate alone)\n",
+                    st, need / 1073741824.0, nw, m.min_sets, worker / 1073741824.0,
+                    (double)(m.parent_base + m.min_sets * m.parent_set) / 1073741824.0, avail / 1073741824.0,
                     total / 1073741824.0);
             return -1;
         }
@@ -672,7 +686,8 @@ static int cmd_eval(int argc, char **argv) {
     const kp_backend_info *bi = kp_backend_get(o.backend);
     if (bi->eval_budget_s > 0 && !budget_set) o.stop.budget_s = bi->eval_budget_s;
     if (bi->eval_target > 0 && !target_set) o.stop.target = bi->eval_target;
-    if (fits_memory(o.op, o.shapes, o.nshapes)) return KP_EXIT_USAGE;
+    o.candidate = file;
+    if (fits_memory(&o)) return KP_EXIT_USAGE;
     if (out_file && (out_writable(out_file) || kp_cli_out_clash("eval", "--out", out_file, "candidate", file)))
         return KP_EXIT_USAGE;
     if (g_stdout_closed && !out_file) {

@@ -110,6 +110,11 @@ void kp_parallel_for(int n, void (*fn)(void *ctx, int i), void *ctx);
 void kp_parallel_for_n(int n, int threads, void (*fn)(void *ctx, int i), void *ctx);
 int kp_cores(void); /* cores this process may run on (its affinity), at least 1 */
 int64_t kp_host_mem_bytes(void); /* physical memory of this machine */
+/* Memory a new allocation can take without swapping (MemAvailable of
+ * /proc/meminfo, else the physical memory). KPROOF_MEM_AVAILABLE (bytes,
+ * or with a K, M or G suffix) stands in for it: a test that needs a small
+ * machine. */
+int64_t kp_host_mem_available(void);
 
 /* ---- candidate builds ------------------------------------------------------- */
 

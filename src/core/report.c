@@ -622,6 +622,7 @@ static void json_timing(jw *w, const char *key, const kp_timing *t)
     jw_num(w, "sol_fraction", t->sol_time > 0 ? t->sol_fraction : NAN);
     jw_num(w, "gbs", t->gbs);
     jw_num(w, "gflops", t->gflops);
+    jw_int(w, "input_sets", t->input_sets);
     json_samples(w, t);
     jw_close(w, '}');
 }

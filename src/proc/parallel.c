@@ -6,6 +6,8 @@
 #include <sched.h> /* sched_getaffinity, CPU_COUNT (_GNU_SOURCE: CMakeLists.txt) */
 #endif
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "core/host_api.h"
@@ -51,6 +53,24 @@ void kp_parallel_for_n(int n, int threads, void (*fn)(void *ctx, int i), void *c
 int64_t kp_host_mem_bytes(void) {
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     return pages > 0 && size > 0 ? (int64_t)pages * size : (int64_t)4 << 30;
+}
+
+int64_t kp_host_mem_available(void) {
+    const char *v = getenv("KPROOF_MEM_AVAILABLE");
+    if (v && *v) {
+        char *end;
+        double b = strtod(v, &end);
+        double unit = *end == 'K' || *end == 'k' ? 1024.0 : *end == 'M' || *end == 'm' ? 1048576.0
+                    : *end == 'G' || *end == 'g' ? 1073741824.0 : 1.0;
+        if (b > 0) return (int64_t)(b * unit);
+    }
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb > 0 ? (int64_t)kb << 10 : kp_host_mem_bytes();
 }
 
 /* The cores this process may run on: its affinity mask where the system

@@ -144,3 +144,15 @@ void kpp_env_after(ctx *c, part *p) {
                            100 * ch, r->sm_mhz_before, r->sm_mhz_after);
     }
 }
+
+int kp_eval_participants(const kp_eval_opts *o) {
+    if (o->correctness_only) return 0;
+    if (o->no_baseline) return 1;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.op = o->op;
+    c.flaws = o->flaws;
+    part parts[MAX_PART - 1];
+    return 1 + kpp_find_baselines(&c, parts, MAX_PART - 1, kp_file_hash(o->candidate));
+}

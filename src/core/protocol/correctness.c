@@ -290,15 +290,6 @@ int kpp_rigorous_flags(const ctx *c) {
     return f;
 }
 
-/* Host memory one input set takes in the parent: its inputs, and a
- * float64 value and tolerance per output element. */
-static int64_t host_set_bytes(const kp_op *op, const kp_shape *sh) {
-    int64_t b = 0;
-    for (int i = 0; i < op->nbufs; i++)
-        b += op->buf_elems(sh, i) * (op->bufs[i].output ? 16 : (int64_t)kp_dtype_size(op->bufs[i].dtype));
-    return b;
-}
-
 /* Evidence for a call whose pointers were not all 16-byte aligned:
  * "pointers not 16-byte aligned (w, b, y start one element, 2 bytes, past
  * a 16-byte boundary; x is aligned)". */
@@ -362,7 +353,7 @@ int kpp_correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr) {
      * most of a correctness phase. A batch's references go back to the
      * reference pool for the next batch (inputs.c), so fewer rounds at once
      * on fewer cores fault fewer fresh pages in. */
-    int64_t per = host_set_bytes(c->op, sh), cap = kp_host_mem_bytes() / 4;
+    int64_t per = kpp_iset_host_bytes(c->op, sh), cap = kp_host_mem_bytes() / 4;
     int64_t fit = per > 0 ? cap / (2 * per) : rounds;
     int cores_fit = kp_cores() / 2 > 1 ? kp_cores() / 2 : 1;
     if (fit > cores_fit) fit = cores_fit;

@@ -18,10 +18,12 @@
  * over 32 MiB anew), every page of it is faulted in and zeroed again: most
  * of a host evaluation's page faults. A row-local op's freed references are
  * kept for later sets of the same or a smaller size, up to an eighth of the
- * host's memory and 4 GiB, until the evaluation ends (kpp_ref_pool_drain). A set's
- * reference is written whole (every row, by the op's own reference through
- * kp_ref_alloc), so nothing of an earlier set is read. Parent memory only:
- * no candidate sees it. */
+ * host's memory and 4 GiB, until the evaluation ends or the memory is wanted
+ * (kpp_ref_pool_drain: before baselines' workers start, and where the timing
+ * phase's sets would not fit otherwise). A set's reference is written
+ * whole (every row, by the op's own reference through kp_ref_alloc), so
+ * nothing of an earlier set is read. Parent memory only: no candidate sees
+ * it. */
 enum { REF_POOL = 32 };
 #define REF_POOL_MAX ((int64_t)4 << 30) /* bytes: and at most an eighth of the host's memory */
 static struct {
@@ -115,6 +117,13 @@ static int ref_into(const kp_op *op, const kp_shape *sh, const void *const *in, 
     r->borrowed = 0;
     kp_ref_free(r);
     return -1;
+}
+
+int64_t kpp_iset_host_bytes(const kp_op *op, const kp_shape *sh) {
+    int64_t b = 0;
+    for (int i = 0; i < op->nbufs; i++)
+        b += op->buf_elems(sh, i) * (op->bufs[i].output ? 16 : (int64_t)kp_dtype_size(op->bufs[i].dtype));
+    return b;
 }
 
 /* Inputs of one set, filled and checksummed in chunks on `threads` threads
@@ -286,13 +295,13 @@ static void make_one(void *arg, int i) {
  * chunks (large outputs) of a row-local op: the parent then builds only
  * the rows each check needs, not whole inputs and references per pass.
  * An op with lazy_at (matmul) says where itself. */
-static int lazy_ok(const ctx *c, const kp_shape *sh) {
+int kpp_sets_lazy(const kp_op *op, const kp_shape *sh) {
     /* matmul: wherever the parent would hold no full reference (the
      * correctness phase samples there too), the sets are lazy and checked
      * from whole rows and a grid of recomputed elements. */
-    if (c->op->lazy_at) return c->op->lazy_at(sh) > 0;
-    int64_t n = c->op->buf_elems(sh, kp_op_output_buf(c->op));
-    if (!c->op->row_local || c->op->check || n <= FULL_CHECK_ELEMS) return 0;
+    if (op->lazy_at) return op->lazy_at(sh) > 0;
+    int64_t n = op->buf_elems(sh, kp_op_output_buf(op));
+    if (!op->row_local || op->check || n <= FULL_CHECK_ELEMS) return 0;
     /* Each check builds the rows its 64 chunks touch (a row at least per
      * chunk); a whole set costs n per call. Lazy pays only when rows are
      * many and short next to n (a few long rows: whole sets are cheaper). */
@@ -317,12 +326,12 @@ static int build_sets(ctx *c, const kp_shape *sh, int dist, const int *dist_of, 
 
 /* n fresh input sets (the timing phase's): seeds drawn here in order
  * (reproducible from the master seed), built on all cores, or lazy (see
- * lazy_ok). */
+ * kpp_sets_lazy). */
 int kpp_iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int n, char *err, size_t len) {
     for (int i = 0; i < n; i++) {
         memset(&sets[i], 0, sizeof sets[i]);
         sets[i].seed = kp_rng_next(&c->rng);
-        sets[i].lazy = lazy_ok(c, sh);
+        sets[i].lazy = kpp_sets_lazy(c->op, sh);
         sets[i].dist = dist;
     }
     int was = kpp_work(c, KP_WORK_GENERATE);

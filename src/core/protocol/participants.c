@@ -104,6 +104,8 @@ static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets,
     int rc = kp_wk_call(p->w, KP_MSG_SETUP, &q, sizeof q, NULL, 0, &rep, sizeof rep, &got, c->o->timeout_s + 60, err,
                         sizeof err);
     if (rc) return kpp_worker_failed(c, p, sr, rc, "setting up inputs", err);
+    p->held_sets = nsets;
+    p->held_shape = *sh;
     /* The device must have generated exactly the inputs the parent holds:
      * whole checksums, or for lazy sets a chunk of every input at an
      * offset drawn now, compared bit for bit with the CPU's. */

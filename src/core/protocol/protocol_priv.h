@@ -40,6 +40,8 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     int n, cap;
     int host_bound;        /* kept samples that were the host's enqueue time */
     int retired;           /* a baseline too slow to be the strongest: no longer called this shape */
+    int held_sets;         /* its last SETUP's sets, at held_shape: the worker's next SETUP reuses or */
+    kp_shape held_shape;   /* frees their memory before it allocates (kpp_timing counts on that) */
 } part;
 
 typedef struct iset {      /* one input set as the parent knows it */
@@ -141,6 +143,11 @@ int kpp_decide(kp_shape_result *sr, kp_verdict v, const char *check, const char 
 /* ---- input sets (inputs.c) -------------------------------------------------------- */
 
 void kpp_iset_free(const kp_op *op, iset *s);
+/* Host memory one whole set takes in the parent: its inputs, and a float64
+ * value and tolerance per output element. */
+int64_t kpp_iset_host_bytes(const kp_op *op, const kp_shape *sh);
+/* 1: the timing sets at sh are lazy (the parent holds their seeds only). */
+int kpp_sets_lazy(const kp_op *op, const kp_shape *sh);
 void kpp_ref_pool_drain(void); /* frees the references kept for later sets (inputs.c) */
 int kpp_iset_make(ctx *c, const kp_shape *sh, int dist, uint64_t seed, iset *s, int threads, char *err, size_t len);
 int kpp_iset_make_many(ctx *c, const kp_shape *sh, int dist, iset *sets, int n, char *err, size_t len);

@@ -36,6 +36,101 @@ static int64_t set_bytes(const kp_op *op, const kp_shape *sh) {
     return b;
 }
 
+/* ---- the rotation's memory ---------------------------------------------------------- */
+
+/* Bytes of one buffer's block in a worker: the data, a canary guard
+ * either side and the misalignment room (src/worker/worker.c), rounded
+ * up to whole pages with one more for the allocator. */
+static int64_t block_bytes(int64_t data) {
+    int64_t b = data + 2 * KP_CANARY_BYTES + 16;
+    return (b + 4095) / 4096 * 4096 + 4096;
+}
+
+static int64_t output_bytes(const kp_op *op, const kp_shape *sh) {
+    int ob = kp_op_output_buf(op);
+    return op->buf_elems(sh, ob) * (int64_t)kp_dtype_size(op->bufs[ob].dtype);
+}
+
+/* Where the device's memory is the host's (the host backend), each
+ * worker holds its sets' blocks, the output snapshot, the staging buffer
+ * its largest fetch left (at most a frame) and the flush buffer (twice the
+ * cache counted, at most 64 MiB). The parent holds every whole set
+ * (inputs and float64 reference; a lazy set only its seed) and what one
+ * check fetches (at most 64 MiB counted). */
+void kp_timing_mem_of(const kp_eval_opts *o, const kp_shape *sh, kp_timing_mem *m) {
+    const kp_op *op = o->op;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.flaws = o->flaws;
+    memset(m, 0, sizeof *m);
+    m->min_sets = GUARD(&c, KPP_G_ROTATE) ? 2 : 1;
+    int64_t largest = 0;
+    for (int b = 0; b < op->nbufs; b++) {
+        int64_t bytes = op->buf_elems(sh, b) * (int64_t)kp_dtype_size(op->bufs[b].dtype);
+        largest = bytes > largest ? bytes : largest;
+        m->worker_set += block_bytes(bytes);
+    }
+    int64_t out = output_bytes(op, sh);
+    m->worker_base = out + (largest < (int64_t)KP_FRAME_MAX ? largest : (int64_t)KP_FRAME_MAX) + ((int64_t)64 << 20);
+    if (kp_backend_get(o->backend)->gpu) m->worker_set = m->worker_base = 0; /* device memory */
+    m->parent_set = kpp_sets_lazy(op, sh) ? 0 : kpp_iset_host_bytes(op, sh);
+    m->parent_base = out < ((int64_t)64 << 20) ? out : ((int64_t)64 << 20);
+}
+
+int64_t kp_timing_mem_need(const kp_timing_mem *m, int nworkers, int nsets) {
+    return nworkers * (m->worker_base + nsets * m->worker_set) + m->parent_base + nsets * m->parent_set;
+}
+
+/* The rotation sized to this machine's memory: the most sets, up to
+ * `want`, whose footprint (kp_timing_mem_of) stays within 3/4 of the
+ * memory available now plus what the workers already hold and will reuse
+ * or free (their last SETUP); else the fewest the protocol rotates over,
+ * where they fit at all. Returns the count, or 0 with the shape decided
+ * (ERROR memory) when even those do not fit. */
+static int fit_sets(ctx *c, part *parts, int np, const kp_shape *sh, int want, kp_shape_result *sr) {
+    kp_timing_mem m;
+    kp_timing_mem_of(c->o, sh, &m);
+    int nw = 0;
+    int64_t held = 0;
+    for (int k = 0; k < np; k++) {
+        if (k > 0 && !parts[k].alive) continue;
+        nw++;
+        if (m.worker_set > 0 && parts[k].held_sets > 0) {
+            kp_timing_mem h;
+            kp_timing_mem_of(c->o, &parts[k].held_shape, &h);
+            held += parts[k].held_sets * h.worker_set + output_bytes(c->op, &parts[k].held_shape);
+        }
+    }
+    double avail = (double)kp_host_mem_available() + (double)held;
+    if ((double)kp_timing_mem_need(&m, nw, want) <= 0.75 * avail) return want;
+    /* Tight: the references kept for later sets go first (a lazy rotation
+     * never uses them; a whole one takes them back as it builds). */
+    kpp_ref_pool_drain();
+    avail = (double)kp_host_mem_available() + (double)held;
+    int n = want;
+    while (n > m.min_sets && (double)kp_timing_mem_need(&m, nw, n) > 0.75 * avail) n--;
+    double need = (double)kp_timing_mem_need(&m, nw, n);
+    if (need > avail) {
+        kpp_decide(sr, KP_ERROR, "memory",
+                   "timing needs %.1f GiB of host memory (%d input set(s) for %d worker(s) and the parent) and %.1f "
+                   "GiB is available: %s",
+                   need / 1073741824.0, n, nw, avail / 1073741824.0,
+                   nw > 1 ? "--no-baseline times the candidate alone, or a smaller --shape fits" : "a smaller --shape fits");
+        return 0;
+    }
+    if (n < want) {
+        char st[64];
+        kp_shape_format(sh, st, sizeof st);
+        kpp_progress(c, "  timing: %d input sets instead of %d, to fit the host's memory (%.1f GiB for %d worker(s) "
+                     "and the parent, of %.1f GiB available)",
+                     n, want, need / 1073741824.0, nw, avail / 1073741824.0);
+        kp_result_warn(c->r, "%s: timing rotated over %d input sets instead of %d, as many as %.1f GiB of available "
+                       "host memory holds (%.1f GiB with %d worker(s))",
+                       st, n, want, avail / 1073741824.0, need / 1073741824.0, nw);
+    }
+    return n;
+}
+
 static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
     memset(t, 0, sizeof *t);
     if (p->n == 0) return;
@@ -286,6 +381,8 @@ int kpp_timing(ctx *c, part *parts, int np, const kp_shape *sh, kp_shape_result 
     int maxsets = c->o->max_sets > 0 && c->o->max_sets < KP_MAX_SETS ? c->o->max_sets : KP_MAX_SETS;
     while (nsets < maxsets && (int64_t)nsets * sb < 3 * l2) nsets++;
     if (!GUARD(c, KPP_G_ROTATE)) nsets = 1;
+    nsets = fit_sets(c, parts, np, sh, nsets, sr);
+    if (!nsets) return 1;
     iset *sets = (iset *)calloc((size_t)nsets, sizeof *sets);
     if (!sets) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
     char err[200];
@@ -487,6 +584,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
         settled = 1;
     if (!bad) {
         fill_timing(c, sh, &parts[0], &sr->cand);
+        sr->cand.input_sets = nsets;
         sr->cand.settled = settled;
         sr->timed = 1;
         /* Strongest baseline: the lowest median among those still standing. */
