@@ -708,7 +708,6 @@ static int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "kproof eval: %s\n", kp_devlock_error());
         return KP_EXIT_INTERNAL;
     }
-    o.candidate = file;
     if (!kp_cli_cache_ok("eval", o.cache_dir)) return KP_EXIT_USAGE;
     static char cache_off[PATH_MAX];
     if (no_sandbox) {
