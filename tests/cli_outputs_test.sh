@@ -139,12 +139,13 @@ check "TMPDIR existing and long: no folder is left there" [ -z "$(ls -d "$long"/
 lk="$T/lk"
 mkdir -p "$lk" "$T/home"
 chmod 1777 "$lk"
-chmod 777 "$T/home"
+chmod 700 "$T/home" # a cache folder of the user's own (kproof refuses one others can write)
 "$K" eval "$T/s.c" "${q[@]}" >/dev/null 2>&1 # the lock file of $TMPDIR exists
 TMPDIR="$lk" "$K" eval "$T/s.c" "${q[@]}" >/dev/null 2>&1
 as_other=()
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     as_other=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    chown 65534:65534 "$T/home"
     chmod 600 "$lk/kproof-device-host.lock" # root's file, unreadable to the other user
 else
     chmod 000 "$lk/kproof-device-host.lock" # the user's own file, unreadable

@@ -292,8 +292,8 @@ check "report -o on a full disk: no temporary file left" [ -z "$(ls -A "$T" | gr
 bad "report -o into a missing folder" "cannot write" "$K" report "$SA" -o "$T/nope/page.html"
 cp "$SB" "$T/input.json"
 ln -s "$T/input.json" "$T/link.json"
-bad "report -o an input" "is the input" "$K" report "$SA" "$T/input.json" -o "$T/input.json"
-bad "report -o an input by another name" "is the input" "$K" report "$T/link.json" -o "$T/./input.json"
+bad "report -o an input" "writing it would destroy it" "$K" report "$SA" "$T/input.json" -o "$T/input.json"
+bad "report -o an input by another name" "writing it would destroy it" "$K" report "$T/link.json" -o "$T/./input.json"
 check "report -o an input: the input is untouched" cmp -s "$T/input.json" "$SB"
 
 # ---- options once, closed pipes, calibrations -------------------------------------
