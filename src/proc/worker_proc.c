@@ -182,7 +182,8 @@ int kp_wk_cpu_start(kp_wk *w) {
      * namespace the worker. The keeper and init are kproof's, out of the
      * candidate's reach. */
     pid_t found = w->pid, init = 0;
-    if (comm_is(w->pid, "kproof-keeper")) {
+    if (kp_sb_enabled()) { /* else kproof started the worker itself */
+        if (!comm_is(w->pid, "kproof-keeper")) return -1;
         pid_t ch[4];
         if (children_of(w->pid, ch, 4) != 1) return -1;
         found = ch[0];

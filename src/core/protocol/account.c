@@ -124,7 +124,8 @@ static int host_cpu_account(ctx *c, part *p, kp_shape_result *sr, const char *wh
         fmt_ns(b, sizeof b, u.side_max_ns);
         return kpp_decide(sr, KP_REJECTED, "account",
                           "during %s threads other than the worker's own used %s of CPU in requests that run no call "
-                          "(the most, %s, in a %s request): only a call may keep the candidate's threads busy",
+                          "(the most, %s, in a %s request): kproof cannot tell that from work done outside the "
+                          "calls; a pool's threads must sleep (block) once a call's work is done, not spin",
                           what, a, b, msg_name(u.side_type));
     }
     int64_t reaped = 0;

@@ -171,12 +171,15 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
  *
  * On the host nothing traces the work, and the candidate can rewrite the
  * worker's own calls, so a batch's calls must not be cheaper than timed
- * ones for a reason the clock cannot see: each batch with calls runs on
- * FLOOR_SETS (or n, if fewer) sets of inputs set up for it alone, one set a
- * call (no call can be served from an answer kept from an earlier one),
- * every output it leaves is checked, and the batches without calls run in
- * a baseline's worker (the candidate cannot slow down what is subtracted).
- * Returns 0 with *floor set, or 1 when it decided the shape's verdict. */
+ * ones for a reason the clock cannot see: each pair of batches gets sets
+ * of inputs made for it alone, one set a call (FLOOR_SETS at most), so no
+ * call can be served from an answer kept from an earlier one; each clock
+ * runs from setting those inputs up in its worker to the last output read
+ * back, so work done while inputs are set up or put off until an output
+ * is read is inside it; every output of a batch with calls is checked;
+ * and the batches without calls run in a baseline's worker, out of the
+ * candidate's reach (in its own where there is no baseline). Returns 0
+ * with *floor set, or 1 when it decided the shape's verdict. */
 #define FLOOR_SETS 16
 
 static int floor_batch(ctx *c, part *p, int n, int call, int rotate, double median, kp_shape_result *sr, double *w) {
@@ -216,8 +219,8 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
     memset(sets, 0, sizeof sets);
     int bad = 0;
     if (fresh) {
-        /* One set a call, as many as the timing sets (which the baseline
-         * poisons in its batches without calls). */
+        /* One set a call, no more than the timing sets (what the memory
+         * fit allowed each worker). */
         if (n > FLOOR_SETS) n = FLOOR_SETS;
         if (n > nsets) n = nsets;
         if (n < 1) n = 1;
@@ -238,58 +241,68 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
         double w = 0;
         if (!fresh) {
             bad = floor_batch(c, p, n, call, 0, median, sr, &w);
-        } else if (call) {
-            /* Inputs never seen, one set a call; the clock runs from the
-             * batch to the last of its outputs checked, so work put off
-             * until an output is read back is inside it. */
-            char err[200];
-            for (int i = 0; i < m; i++) kpp_iset_free(c->op, &sets[i]);
-            m = 0;
-            if (kpp_iset_make_many(c, sh, 0, sets, n, err, sizeof err)) {
-                bad = kpp_decide(sr, KP_ERROR, "harness", "%s", err);
-                break;
-            }
-            m = n;
-            if (kpp_part_setup(c, p, sh, 0, sets, m, 1, NULL, sr)) {
-                bad = 1;
-                break;
-            }
-            double t0 = kp_wall_s();
-            bad = floor_batch(c, p, n, 1, n, median, sr, &w);
-            for (int i = 0; i < m && check && !bad; i++)
-                bad = out[i] && kpp_checks_whole(c, sh, &sets[i]) ? kpp_fetch(c, p, i, ob, 0, obytes, out[i], sr)
-                                                         : kpp_check_sampled(c, p, sh, &sets[i], i, sr);
-            w = (kp_wall_s() - t0) / n;
-            /* Outputs read back whole inside the interval, compared after it. */
-            for (int i = 0; i < m && check && !bad; i++)
-                if (out[i] && kpp_checks_whole(c, sh, &sets[i]))
-                    bad = kpp_check_bytes(c, sh, &sets[i], out[i], sr, "a parent-clock call");
         } else {
-            /* The same poisoning and the same checks (of poisoned outputs:
-             * they fail, and only their time counts) in a baseline's worker,
-             * out of the candidate's reach; in the candidate's own without
-             * one. */
-            kp_shape_result tmp;
+            /* A pair of batches shares a fresh group of sets: the one
+             * without calls sets them up in the control's worker, the one
+             * with calls in the candidate's, each inside its clock (work a
+             * candidate does while its inputs are set up is timed, and the
+             * setting up itself is subtracted). Built here, without the
+             * device, as the timing passes build theirs. */
+            if (!call) {
+                char err[200];
+                for (int i = 0; i < m; i++) kpp_iset_free(c->op, &sets[i]);
+                m = 0;
+                kp_devlock_hold(0);
+                int mk = kpp_iset_make_many(c, sh, 0, sets, n, err, sizeof err);
+                if (kp_devlock_hold(1)) {
+                    bad = kpp_decide(sr, KP_ERROR, "harness", "%s", kp_devlock_error());
+                    break;
+                }
+                if (mk) {
+                    bad = kpp_decide(sr, KP_ERROR, "harness", "%s", err);
+                    break;
+                }
+                m = n;
+            }
+            part *who = call ? p : ctrl;
+            kp_shape_result tmp; /* a control's failures are not the candidate's */
             memset(&tmp, 0, sizeof tmp);
-            kp_shape_result *into = ctrl == p ? sr : &tmp;
+            kp_shape_result *into = who == p ? sr : &tmp;
             double t0 = kp_wall_s();
-            int rc = floor_batch(c, ctrl, n, 0, n, median, into, &w);
-            for (int i = 0; i < n && check && !rc; i++) {
+            int rc = kpp_part_setup(c, who, sh, 0, sets, m, 1, NULL, into);
+            if (!rc) rc = floor_batch(c, who, n, call, n, median, into, &w);
+            /* Every output read back inside the interval: whole where the
+             * check takes it whole (compared after the interval), else by
+             * its sampled check. The control's outputs hold the poison:
+             * its checks fail, and only their time counts. */
+            for (int i = 0; i < m && check && !rc; i++) {
                 kp_shape_result chk;
                 memset(&chk, 0, sizeof chk);
-                if (out[0] && kpp_checks_whole(c, sh, &tsets[i])) rc = kpp_fetch(c, ctrl, i, ob, 0, obytes, out[0], &chk);
-                else (void)kpp_check_sampled(c, ctrl, sh, &tsets[i], i, &chk);
-                if (!ctrl->alive) rc = 1;
+                kp_shape_result *cinto = call ? sr : &chk;
+                if (out[i] && kpp_checks_whole(c, sh, &sets[i]))
+                    rc = kpp_fetch(c, who, i, ob, 0, obytes, out[i], call ? sr : &tmp);
+                else if (kpp_check_sampled(c, who, sh, &sets[i], i, cinto) && call)
+                    rc = 1;
+                if (!who->alive) rc = 1;
             }
             w = (kp_wall_s() - t0) / n;
-            if (rc && ctrl != p) {
-                kp_result_warn(c->r, "baseline %s failed a batch for the parent's clock (%s): the candidate's own "
-                               "batches without calls are subtracted instead", ctrl->name, tmp.detail);
+            for (int i = 0; i < m && check && call && !rc; i++)
+                if (out[i] && kpp_checks_whole(c, sh, &sets[i]))
+                    rc = kpp_check_bytes(c, sh, &sets[i], out[i], sr, "a parent-clock call");
+            if (rc && who != p) {
+                kp_result_warn(c->r, "baseline %s failed in the parent's clock (%s): the candidate's own batches "
+                               "without calls are subtracted instead",
+                               who->name, tmp.detail[0] ? tmp.detail : "its worker stopped");
                 ctrl = p;
                 best[0] = 0;
                 b = -1; /* start over, every batch without calls in the candidate's worker */
                 continue;
             }
+            if (rc && sr->verdict == KP_PASS)
+                /* The candidate's worker failed where no check decided
+                 * (its control batch, a check of poisoned outputs). */
+                rc = kpp_decide(sr, KP_ERROR, "crash", "the candidate's worker failed while the parent's clock timed a "
+                                "batch%s%s", tmp.detail[0] ? ": " : "", tmp.detail);
             bad = rc;
         }
         if (!bad && (best[call] == 0 || w < best[call])) best[call] = w;
