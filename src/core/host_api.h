@@ -57,9 +57,6 @@ double kp_wk_last_wall(const kp_wk *w);
  * numbers come from the kernel. */
 typedef struct kp_wk_cpu {
     int on;                      /* the numbers below are measured */
-    uint32_t last_type;          /* the last request: its message type, */
-    int64_t last_ns, last_main_ns; /* CPU of every thread and of the main one */
-    size_t last_reply;           /* and its reply's bytes */
     /* Since kp_wk_cpu_take: */
     int64_t idle_ns, idle_max_ns; /* between requests (the worker waits to read) */
     int gaps;

@@ -128,7 +128,7 @@ static void read_timing(rd *r, const char *where, const kp_json *t, kp_timing *o
     o->sol_fraction = kp_json_num(kp_json_get(t, "sol_fraction"), 0);
     o->gbs = num(t, "gbs");
     o->gflops = num(t, "gflops");
-    o->input_sets = (int)kp_json_num(kp_json_get(t, "input_sets"), 0);
+    o->input_sets = (int)ranged(r, where, t, "input_sets", 0, 32, 0); /* KP_MAX_SETS (proto/proto.h) */
     int n = 0;
     o->samples = read_samples(kp_json_get(t, "samples_s"), &n);
     if (o->samples)

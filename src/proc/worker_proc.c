@@ -282,15 +282,11 @@ static void acct_begin(kp_wk *w, int64_t *c0, int64_t *m0) {
 }
 
 /* A request's end. */
-static void acct_end(kp_wk *w, uint32_t type, int64_t c0, int64_t m0, size_t reply) {
+static void acct_end(kp_wk *w, uint32_t type, int64_t c0, int64_t m0) {
     if (!w->acct || c0 < 0 || m0 < 0) return;
     int64_t c1 = clock_ns(w->clk), m1 = main_run_ns(w->target);
     if (c1 < 0 || m1 < 0) return;
     w->end_cpu = c1;
-    w->cpu.last_type = type;
-    w->cpu.last_ns = c1 - c0;
-    w->cpu.last_main_ns = m1 - m0;
-    w->cpu.last_reply = reply;
     if (type != KP_MSG_RUN && type != KP_MSG_BATCH) { /* requests that run no call */
         int64_t side = (c1 - c0) - (m1 - m0);
         if (side < 0) side = 0;
@@ -747,7 +743,7 @@ static int call_locked(kp_wk *w, uint32_t type, const void *req, size_t reqlen, 
             return finish_error(w, KP_WK_FRAME, err, errlen, 0);
         }
         w->last_wall = kp_wall_s() - t0;
-        acct_end(w, type, c0, m0, h.len);
+        acct_end(w, type, c0, m0);
         if (h.type == KP_MSG_FAIL) {
             kp_fail f;
             memset(&f, 0, sizeof f);

@@ -252,9 +252,11 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
                 char err[200];
                 for (int i = 0; i < m; i++) kpp_iset_free(c->op, &sets[i]);
                 m = 0;
-                kp_devlock_hold(0);
+                const int whole = !tsets[0].lazy; /* lazy sets build nothing here */
+                if (whole) kp_devlock_hold(0);
                 int mk = kpp_iset_make_many(c, sh, 0, sets, n, err, sizeof err);
-                if (kp_devlock_hold(1)) {
+                if (!mk) m = n;
+                if (whole && kp_devlock_hold(1)) {
                     bad = kpp_decide(sr, KP_ERROR, "harness", "%s", kp_devlock_error());
                     break;
                 }
@@ -262,7 +264,6 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
                     bad = kpp_decide(sr, KP_ERROR, "harness", "%s", err);
                     break;
                 }
-                m = n;
             }
             part *who = call ? p : ctrl;
             kp_shape_result tmp; /* a control's failures are not the candidate's */
