@@ -694,20 +694,21 @@ static int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "kproof eval: standard output is closed: the result would be lost (pass --out FILE)\n");
         return KP_EXIT_INTERNAL;
     }
+    if (!kp_cli_cache_ok("eval", o.cache_dir)) return KP_EXIT_USAGE;
+    /* Every refusal of the command line (64) is behind: from here on the
+     * run is this one, and a previous run's result under the name asked for
+     * must not outlive it (a run that ends without a result, interrupted or
+     * failed, then leaves no file to be taken for its own). */
+    if (out_file && unlink(out_file) != 0 && errno != ENOENT) {
+        fprintf(stderr, "kproof eval: --out %s: cannot remove the previous file: %s\n", out_file, strerror(errno));
+        return KP_EXIT_USAGE;
+    }
     /* Where the lock and the builds live, and the lock itself: a run that
      * could not keep the device to itself is not started. */
     if (kp_cli_tmp_usable("eval")) return KP_EXIT_INTERNAL;
     if (kp_devlock_open_backend(o.backend)) {
         fprintf(stderr, "kproof eval: %s\n", kp_devlock_error());
         return KP_EXIT_INTERNAL;
-    }
-    if (!kp_cli_cache_ok("eval", o.cache_dir)) return KP_EXIT_USAGE;
-    /* Every refusal is behind: from here on the run is this one: a previous run's result under the
-     * name asked for must not outlive it (a run that ends without a result,
-     * interrupted or failed, then leaves no file to be taken for its own). */
-    if (out_file && unlink(out_file) != 0 && errno != ENOENT) {
-        fprintf(stderr, "kproof eval: --out %s: cannot remove the previous file: %s\n", out_file, strerror(errno));
-        return KP_EXIT_USAGE;
     }
     static char cache_off[PATH_MAX];
     if (no_sandbox) {

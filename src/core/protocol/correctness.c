@@ -46,20 +46,6 @@ static int check_full_body(ctx *c, part *p, const kp_shape *sh, iset *s, int set
     return judge_check(sr, &k, when);
 }
 
-/* check_full's comparison on an output fetched earlier (the parent-side
- * clock fetches inside its interval and compares after it). */
-int kpp_check_bytes(ctx *c, const kp_shape *sh, iset *s, const void *out, kp_shape_result *sr, const char *when) {
-    int was = kpp_work(c, KP_WORK_CHECK);
-    kp_check k;
-    memset(&k, 0, sizeof k);
-    kp_ref r = s->ref;
-    if (!GUARD(c, KPP_G_TIGHT_TOL)) r.loose = LOOSE_TOL;
-    r.parallel_for = kp_parallel_for;
-    kp_check_output(c->op, sh, (const void *const *)s->in, &r, out, kp_rng_next(&c->rng), &k);
-    kpp_work(c, was);
-    return judge_check(sr, &k, when);
-}
-
 /* The same, its seconds charged to checks (the fetch inside to fetches). */
 static int check_full(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr, const char *when) {
     int was = kpp_work(c, KP_WORK_CHECK);

@@ -169,17 +169,12 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
  * kept (preemption only slows a batch down). The batch's last output is
  * checked too, so a candidate cannot idle through it.
  *
- * On the host nothing traces the work, and the candidate can rewrite the
- * worker's own calls, so a batch's calls must not be cheaper than timed
- * ones for a reason the clock cannot see: each pair of batches gets sets
- * of inputs made for it alone, one set a call (FLOOR_SETS at most), so no
- * call can be served from an answer kept from an earlier one; each clock
- * runs from setting those inputs up in its worker to the last output read
- * back, so work done while inputs are set up or put off until an output
- * is read is inside it; every output of a batch with calls is checked;
- * and the batches without calls run in a baseline's worker, out of the
- * candidate's reach (in its own where there is no baseline). Returns 0
- * with *floor set, or 1 when it decided the shape's verdict. */
+ * On the host, where nothing traces the work, each batch with calls runs
+ * on sets of inputs made for it alone, its calls rotating over them (one
+ * set a call where the batch has at most FLOOR_SETS calls), so no call of
+ * those can be served from an answer kept from an earlier one; and every
+ * set's last output is checked. Returns 0 with *floor set, or 1 when it
+ * decided the shape's verdict. */
 #define FLOOR_SETS 16
 
 static int floor_batch(ctx *c, part *p, int n, int call, int rotate, double median, kp_shape_result *sr, double *w) {
@@ -199,134 +194,72 @@ static int floor_batch(ctx *c, part *p, int n, int call, int rotate, double medi
     return 0;
 }
 
-static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double median, const kp_shape *sh,
-                             iset *tsets, kp_shape_result *sr, double *floor) {
-    part *p = &parts[0];
+static int parent_floor_body(ctx *c, part *p, int nsets, double median, const kp_shape *sh, iset *tsets,
+                             kp_shape_result *sr, double *floor) {
     *floor = 0;
     int n = median > 0 ? (int)(0.002 / median) : 100;
     if (n < 2) n = 2;
     if (n > 1000) n = 1000;
     double best[2] = {0, 0};
     const int fresh = !kp_backend_get(c->o->backend)->has_tracer;
-    const int check = GUARD(c, KPP_G_CHECK_TIMED);
-    part *ctrl = p; /* who runs the batches without calls */
-    const int ob = kp_op_output_buf(c->op);
-    const int64_t obytes = c->op->buf_elems(sh, ob) * (int64_t)kp_dtype_size(c->op->bufs[ob].dtype);
-    void *out[FLOOR_SETS]; /* outputs read back whole inside the clock */
-    memset(out, 0, sizeof out);
-    iset sets[FLOOR_SETS];
-    int m = 0; /* the candidate's sets of the batch with calls (fresh) */
-    memset(sets, 0, sizeof sets);
-    int bad = 0;
-    int ns = 1; /* fresh sets a batch: its calls rotate over them */
+    int ns = 0; /* fresh sets a batch (host): its calls rotate over them */
     if (fresh) {
-        /* One set a call where the batch has few calls (the calls that
-         * cost most), no more than FLOOR_SETS or the timing sets (what the
-         * memory fit allowed each worker); a batch of more, shorter calls
-         * (2 ms in all) rotates over them, so that setting up and reading
-         * back a batch stays small beside its calls. */
-        ns = n;
-        if (ns > FLOOR_SETS) ns = FLOOR_SETS;
-        if (ns > nsets) ns = nsets;
+        ns = n < FLOOR_SETS ? n : FLOOR_SETS;
+        if (ns > nsets) ns = nsets; /* what the memory fit allowed each worker */
         if (ns < 1) ns = 1;
-        if (check && kpp_checks_whole(c, sh, &tsets[0]))
-            for (int i = 0; i < ns; i++)
-                if (!(out[i] = malloc(obytes ? (size_t)obytes : 1))) {
-                    for (int j = 0; j < i; j++) free(out[j]);
-                    return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
-                }
-        for (int k = 1; k < np; k++)
-            if (parts[k].alive) {
-                ctrl = &parts[k];
-                break;
-            }
     }
+    iset sets[FLOOR_SETS];
+    memset(sets, 0, sizeof sets);
+    int m = 0; /* sets built */
+    int bad = 0;
     for (int b = 0; b < 18 && !bad; b++) {
         int call = b % 2;
         double w = 0;
-        if (!fresh) {
-            bad = floor_batch(c, p, n, call, 0, median, sr, &w);
-        } else {
-            /* A pair of batches shares a fresh group of sets: the one
-             * without calls sets them up in the control's worker, the one
-             * with calls in the candidate's, each inside its clock (work a
-             * candidate does while its inputs are set up is timed, and the
-             * setting up itself is subtracted). Built here, without the
-             * device, as the timing passes build theirs. */
-            if (!call) {
-                char err[200];
-                for (int i = 0; i < m; i++) kpp_iset_free(c->op, &sets[i]);
-                m = 0;
-                const int whole = !tsets[0].lazy; /* lazy sets build nothing here */
-                if (whole) kp_devlock_hold(0);
-                int mk = kpp_iset_make_many(c, sh, 0, sets, ns, err, sizeof err);
-                if (!mk) m = ns;
-                if (whole && kp_devlock_hold(1)) {
-                    bad = kpp_decide(sr, KP_ERROR, "harness", "%s", kp_devlock_error());
-                    break;
-                }
-                if (mk) {
-                    bad = kpp_decide(sr, KP_ERROR, "harness", "%s", err);
-                    break;
-                }
+        if (fresh && call) {
+            /* Built without the device, as the timing passes build theirs;
+             * set up in the worker before the clock. */
+            char err[200];
+            for (int i = 0; i < m; i++) kpp_iset_free(c->op, &sets[i]);
+            m = 0;
+            const int whole = !tsets[0].lazy;
+            if (whole) kp_devlock_hold(0);
+            int mk = kpp_iset_make_many(c, sh, 0, sets, ns, err, sizeof err);
+            if (!mk) m = ns;
+            if (whole && kp_devlock_hold(1)) {
+                bad = kpp_decide(sr, KP_ERROR, "harness", "%s", kp_devlock_error());
+                break;
             }
-            part *who = call ? p : ctrl;
-            kp_shape_result tmp; /* a control's failures are not the candidate's */
-            memset(&tmp, 0, sizeof tmp);
-            kp_shape_result *into = who == p ? sr : &tmp;
-            double t0 = kp_wall_s();
-            int rc = kpp_part_setup(c, who, sh, 0, sets, m, 1, NULL, into);
-            if (!rc) rc = floor_batch(c, who, n, call, m, median, into, &w);
-            /* Every output read back inside the interval: whole where the
-             * check takes it whole (compared after the interval), else by
-             * its sampled check. The control's outputs hold the poison:
-             * its checks fail, and only their time counts. */
-            for (int i = 0; i < m && check && !rc; i++) {
-                kp_shape_result chk;
-                memset(&chk, 0, sizeof chk);
-                kp_shape_result *cinto = call ? sr : &chk;
-                if (out[i] && kpp_checks_whole(c, sh, &sets[i]))
-                    rc = kpp_fetch(c, who, i, ob, 0, obytes, out[i], call ? sr : &tmp);
-                else if (kpp_check_sampled(c, who, sh, &sets[i], i, cinto) && call)
-                    rc = 1;
-                if (!who->alive) rc = 1;
+            if (mk) {
+                bad = kpp_decide(sr, KP_ERROR, "harness", "%s", err);
+                break;
             }
-            w = (kp_wall_s() - t0) / n;
-            for (int i = 0; i < m && check && call && !rc; i++)
-                if (out[i] && kpp_checks_whole(c, sh, &sets[i]))
-                    rc = kpp_check_bytes(c, sh, &sets[i], out[i], sr, "a parent-clock call");
-            if (rc && who != p) {
-                kp_result_warn(c->r, "baseline %s failed in the parent's clock (%s): the candidate's own batches "
-                               "without calls are subtracted instead",
-                               who->name, tmp.detail[0] ? tmp.detail : "its worker stopped");
-                ctrl = p;
-                best[0] = 0;
-                b = -1; /* start over, every batch without calls in the candidate's worker */
-                continue;
+            if (kpp_part_setup(c, p, sh, 0, sets, m, 1, NULL, sr)) {
+                bad = 1;
+                break;
             }
-            if (rc && sr->verdict == KP_PASS)
-                /* The candidate's worker failed where no check decided
-                 * (its control batch, a check of poisoned outputs). */
-                rc = kpp_decide(sr, KP_ERROR, "crash", "the candidate's worker failed while the parent's clock timed a "
-                                "batch%s%s", tmp.detail[0] ? ": " : "", tmp.detail);
-            bad = rc;
         }
+        /* The batches without calls poison the same rotation of outputs
+         * (before the first set-up, the timing sets: as many or more). */
+        bad = floor_batch(c, p, n, call, fresh ? ns : 0, median, sr, &w);
         if (!bad && (best[call] == 0 || w < best[call])) best[call] = w;
     }
-    /* Without fresh sets the batches ran on set 0: its last output is checked. */
-    if (!bad && check && !fresh) bad = kpp_check_sampled(c, p, sh, &tsets[0], 0, sr);
+    if (!bad && GUARD(c, KPP_G_CHECK_TIMED)) {
+        if (fresh) /* every set the last batch with calls wrote */
+            for (int i = 0; i < m && !bad; i++) bad = kpp_check_sampled(c, p, sh, &sets[i], i, sr);
+        else
+            bad = kpp_check_sampled(c, p, sh, &tsets[0], 0, sr);
+    }
     for (int i = 0; i < m; i++) kpp_iset_free(c->op, &sets[i]);
-    for (int i = 0; i < FLOOR_SETS; i++) free(out[i]);
     if (bad) return 1;
     *floor = best[1] > best[0] ? best[1] - best[0] : 0;
     return 0;
 }
 
 /* The same, its seconds charged to the floor. */
-static int parent_floor(ctx *c, part *parts, int np, int nsets, double median, const kp_shape *sh, iset *set0,
+static int parent_floor(ctx *c, part *p, int nsets, double median, const kp_shape *sh, iset *set0,
                         kp_shape_result *sr, double *floor) {
     int was = kpp_work(c, KP_WORK_FLOOR);
-    int rc = parent_floor_body(c, parts, np, nsets, median, sh, set0, sr, floor);
+    int rc = parent_floor_body(c, p, nsets, median, sh, set0, sr, floor);
     kpp_work(c, was);
     return rc;
 }
@@ -629,7 +562,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
         if (GUARD(c, KPP_G_SOL)) speed_of_light(c, sh, sr, parts[0].t, parts[0].n);
         if (timer_ev[0] && sr->verdict == KP_PASS) kpp_decide(sr, KP_REJECTED, "timer", "%s", timer_ev);
         if (GUARD(c, KPP_G_TIMER) && sr->verdict == KP_PASS &&
-            parent_floor(c, parts, np, nsets, sr->cand.median, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
+            parent_floor(c, &parts[0], nsets, sr->cand.median, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
             /* A machine busy with other work can slow every batch of one
              * measurement (seen on a 2-core host running tests side by
              * side); a forged clock is short on every one. So a floor that
@@ -638,7 +571,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                                 sr->cand.median < 0.5 * sr->cand.parent_floor;
                  again++) {
                 double f2 = 0;
-                if (parent_floor(c, parts, np, nsets, sr->cand.median, sh, &sets[0], sr, &f2) == 0 && f2 < sr->cand.parent_floor)
+                if (parent_floor(c, &parts[0], nsets, sr->cand.median, sh, &sets[0], sr, &f2) == 0 && f2 < sr->cand.parent_floor)
                     sr->cand.parent_floor = f2;
             }
             if (sr->verdict == KP_PASS && sr->cand.parent_floor > 0 && sr->cand.median < 0.5 * sr->cand.parent_floor)
