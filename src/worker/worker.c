@@ -428,8 +428,8 @@ static int do_fetchv(const kp_fetchv_req *q) {
  * candidate cannot tell the parent's clock is watching by looking at its
  * output; call = 0 runs the same poisoning without the call, so the parent
  * can subtract it. With rotate, call i takes set `set + i % rotate`: the
- * parent sets up inputs the candidate has never seen, one set a call, so
- * no call can be served from a cache. No flush: a flush costs far more
+ * parent sets up inputs the candidate has never seen for the batch, so its
+ * first `rotate` calls cannot be served from a cache. No flush: a flush costs far more
  * than most calls, and subtracting it would leave mostly noise; warm calls
  * are at most as slow as cold ones, so the floor stays a floor. */
 static int do_batch(const kp_batch_req *q) {

@@ -207,7 +207,9 @@ static int check_lazy_grid(ctx *c, part *p, const kp_shape *sh, iset *s, int set
  * after the call returned, so the candidate cannot know which; all fetched
  * first, then their reference: from the set's whole one, or for a lazy set
  * the rows they cover, generated and referenced on all cores. */
-int kpp_checks_whole(const ctx *c, const kp_shape *sh, const iset *s) {
+/* Whether a timed output of this set is checked whole (fetched at once,
+ * compared with the set's reference). */
+static int checks_whole(const ctx *c, const kp_shape *sh, const iset *s) {
     int64_t n = c->op->buf_elems(sh, kp_op_output_buf(c->op));
     return !s->lazy && (c->op->check || !s->ref.want || n <= FULL_CHECK_ELEMS);
 }
@@ -216,7 +218,7 @@ static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, 
     int ob = kp_op_output_buf(c->op);
     int64_t n = c->op->buf_elems(sh, ob);
     if (s->lazy && c->op->lazy_at) return check_lazy_grid(c, p, sh, s, set, sr);
-    if (kpp_checks_whole(c, sh, s)) return check_full(c, p, sh, s, set, sr, "a timed call");
+    if (checks_whole(c, sh, s)) return check_full(c, p, sh, s, set, sr, "a timed call");
     kp_dtype t = c->op->bufs[ob].dtype;
     size_t es = kp_dtype_size(t);
     const int64_t total = (int64_t)SAMPLE_CHUNKS * CHUNK_ELEMS;

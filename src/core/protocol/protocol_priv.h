@@ -172,9 +172,6 @@ int kpp_fetch_ranges(ctx *c, part *p, int set, int buf, int n, const int64_t *of
 /* ---- phase 1 and the output checks (correctness.c) -------------------------------- */
 
 int kpp_check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, kp_shape_result *sr);
-/* Whether kpp_check_sampled checks this set's output whole (fetched at
- * once, compared with the set's reference). */
-int kpp_checks_whole(const ctx *c, const kp_shape *sh, const iset *s);
 int kpp_rigorous_flags(const ctx *c);
 int kpp_correctness(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr);
 int kpp_correctness_one_input(ctx *c, part *p, const kp_shape *sh, kp_shape_result *sr);

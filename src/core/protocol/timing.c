@@ -173,8 +173,8 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
  * on sets of inputs made for it alone, its calls rotating over them (one
  * set a call where the batch has at most FLOOR_SETS calls), so no call of
  * those can be served from an answer kept from an earlier one; and every
- * set's last output is checked. Returns 0 with *floor set, or 1 when it
- * decided the shape's verdict. */
+ * set's last output of every such batch is checked. Returns 0 with *floor
+ * set, or 1 when it decided the shape's verdict. */
 #define FLOOR_SETS 16
 
 static int floor_batch(ctx *c, part *p, int n, int call, int rotate, double median, kp_shape_result *sr, double *w) {
@@ -239,16 +239,18 @@ static int parent_floor_body(ctx *c, part *p, int nsets, double median, const kp
             }
         }
         /* The batches without calls poison the same rotation of outputs
-         * (before the first set-up, the timing sets: as many or more). */
+         * (the worker holds at least ns sets: the timing sets, or the last
+         * batch's). */
         bad = floor_batch(c, p, n, call, fresh ? ns : 0, median, sr, &w);
+        /* Every batch with calls is checked, after its clock and before
+         * the next batch poisons its outputs: each one's time may be the
+         * fastest, so none may idle. */
+        if (!bad && fresh && call && GUARD(c, KPP_G_CHECK_TIMED))
+            for (int i = 0; i < m && !bad; i++) bad = kpp_check_sampled(c, p, sh, &sets[i], i, sr);
         if (!bad && (best[call] == 0 || w < best[call])) best[call] = w;
     }
-    if (!bad && GUARD(c, KPP_G_CHECK_TIMED)) {
-        if (fresh) /* every set the last batch with calls wrote */
-            for (int i = 0; i < m && !bad; i++) bad = kpp_check_sampled(c, p, sh, &sets[i], i, sr);
-        else
-            bad = kpp_check_sampled(c, p, sh, &tsets[0], 0, sr);
-    }
+    /* Without fresh sets the batches ran on set 0: its last output. */
+    if (!bad && !fresh && GUARD(c, KPP_G_CHECK_TIMED)) bad = kpp_check_sampled(c, p, sh, &tsets[0], 0, sr);
     for (int i = 0; i < m; i++) kpp_iset_free(c->op, &sets[i]);
     if (bad) return 1;
     *floor = best[1] > best[0] ? best[1] - best[0] : 0;
