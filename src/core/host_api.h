@@ -50,14 +50,15 @@ int kp_wk_call(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const vo
 double kp_wk_last_wall(const kp_wk *w);
 
 /* CPU work of a host worker, read from outside it: the process's CPU clock
- * (every thread, ended ones included) and its main thread's run time
- * (/proc/<pid>/task/<pid>/schedstat), in ns, taken just before each request
- * is written and just after its reply is read. The candidate shares the
+ * (every thread, ended ones included), in ns, taken just before each
+ * request is written and just after its reply is read, and around requests
+ * that run no call its main thread's run time too
+ * (/proc/<pid>/task/<pid>/schedstat). The candidate shares the
  * worker's process and could forge anything the worker reports; these
  * numbers come from the kernel. */
 typedef struct kp_wk_cpu {
     int on;                      /* the numbers below are measured */
-    /* Since kp_wk_cpu_take: */
+    /* Since the last kp_wk_cpu_get with take: */
     int64_t idle_ns, idle_max_ns; /* between requests (the worker waits to read) */
     int gaps;
     int64_t side_ns, side_max_ns; /* threads other than the main one, in requests that run no call */

@@ -46,8 +46,8 @@ struct kp_wk {
     char tail_lin[LOG_TAIL + 1];
     char tmpdir[KP_TMPDIR_MAX + 32]; /* private copy of the candidate's build */
     int slot;             /* its entry in cleanup.h's list, -1 none */
-    /* CPU accounting (host backend): the worker process's CPU clock and its
-     * main thread's run time, read from outside at every request's edges. */
+    /* CPU accounting (host backend): the worker process's CPU clock, read
+     * from outside at every request's edges (acct_begin, acct_end). */
     int acct;             /* on */
     pid_t target;         /* the worker process itself (under the sandbox's keeper and init) */
     pid_t init;           /* the sandbox's pid 1, or 0 */
@@ -265,13 +265,18 @@ int kp_wk_strays(kp_wk *w, int64_t *children_cpu_ns) {
     return strays;
 }
 
-/* A request's edges. */
-static void acct_begin(kp_wk *w, int64_t *c0, int64_t *m0) {
+/* Requests that run no call: only there is the main thread's share
+ * judged, so only there is its run time read (a file a read: not on the
+ * timed calls' path). */
+static int runs_no_call(uint32_t type) { return type != KP_MSG_RUN && type != KP_MSG_BATCH; }
+
+/* A request's start: the gap since the last one's end is idle time. */
+static void acct_begin(kp_wk *w, uint32_t type, int64_t *c0, int64_t *m0) {
     *c0 = *m0 = -1;
     if (!w->acct) return;
     *c0 = clock_ns(w->clk);
-    *m0 = main_run_ns(w->target);
-    if (*c0 < 0 || *m0 < 0) return;
+    if (*c0 < 0) return;
+    if (runs_no_call(type)) *m0 = main_run_ns(w->target);
     if (w->end_cpu >= 0) {
         int64_t idle = *c0 - w->end_cpu;
         if (idle < 0) idle = 0;
@@ -281,20 +286,22 @@ static void acct_begin(kp_wk *w, int64_t *c0, int64_t *m0) {
     }
 }
 
-/* A request's end. */
+/* A request's end: in one that runs no call, the CPU of threads other
+ * than the main one. */
 static void acct_end(kp_wk *w, uint32_t type, int64_t c0, int64_t m0) {
-    if (!w->acct || c0 < 0 || m0 < 0) return;
-    int64_t c1 = clock_ns(w->clk), m1 = main_run_ns(w->target);
-    if (c1 < 0 || m1 < 0) return;
+    if (!w->acct || c0 < 0) return;
+    int64_t c1 = clock_ns(w->clk);
+    if (c1 < 0) return;
     w->end_cpu = c1;
-    if (type != KP_MSG_RUN && type != KP_MSG_BATCH) { /* requests that run no call */
-        int64_t side = (c1 - c0) - (m1 - m0);
-        if (side < 0) side = 0;
-        w->cpu.side_ns += side;
-        if (side > w->cpu.side_max_ns) {
-            w->cpu.side_max_ns = side;
-            w->cpu.side_type = (int)type;
-        }
+    if (!runs_no_call(type) || m0 < 0) return;
+    int64_t m1 = main_run_ns(w->target);
+    if (m1 < 0) return;
+    int64_t side = (c1 - c0) - (m1 - m0);
+    if (side < 0) side = 0;
+    w->cpu.side_ns += side;
+    if (side > w->cpu.side_max_ns) {
+        w->cpu.side_max_ns = side;
+        w->cpu.side_type = (int)type;
     }
 }
 
@@ -695,7 +702,7 @@ static int call_locked(kp_wk *w, uint32_t type, const void *req, size_t reqlen, 
                        void *rep, size_t repcap, size_t *replen, double timeout_s, char *err, size_t errlen, int *held) {
     uint32_t seq = ++w->seq;
     int64_t c0, m0;
-    acct_begin(w, &c0, &m0);
+    acct_begin(w, type, &c0, &m0);
     double t0 = kp_wall_s();
     if (kp_frame_write2(w->req, type, w->token, seq, req, (uint32_t)reqlen, extra, (uint32_t)extralen))
         return finish_error(w, KP_WK_DIED, err, errlen, timeout_s);
