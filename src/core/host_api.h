@@ -63,6 +63,11 @@ typedef struct kp_wk_cpu {
     int gaps;
     int64_t side_ns, side_max_ns; /* threads other than the main one, in requests that run no call */
     int side_type;               /* the request type of side_max_ns */
+    /* The main thread's run time in light requests (INPUTS, PING, ENV,
+     * ACCOUNT: a few microseconds of the harness's own work each). */
+    int64_t light_ns, light_max_ns;
+    int light_n;
+    int light_type;              /* the request type of light_max_ns */
 } kp_wk_cpu;
 /* Turns accounting on for a started host worker (0 ok, -1 when the kernel
  * does not give the numbers: then it stays off). */
@@ -73,6 +78,14 @@ kp_wk_cpu kp_wk_cpu_get(kp_wk *w, int take);
  * daemon it left), and the CPU of children that ended (reaped by the
  * worker or by init), in ns at the kernel's tick. -1 when unknown. */
 int kp_wk_strays(kp_wk *w, int64_t *children_cpu_ns);
+/* Reads (write = 0) or writes n bytes at addr in the worker process's own
+ * memory, from kproof, without any code of the worker's running: the host
+ * backend's inputs go in and its outputs come out this way, where a
+ * candidate that hooks the worker's calls cannot act. Needs accounting on
+ * (kp_wk_cpu_start found the process). 0 done; else an errno: EFAULT the
+ * range is not mapped there (the candidate unmapped or never had it),
+ * ESRCH the worker is gone, EPERM/ENOSYS the machine does not allow it. */
+int kp_wk_mem(kp_wk *w, int write, uint64_t addr, void *buf, size_t n);
 /* The tail of what the worker printed (stdout + stderr), and how much. */
 const char *kp_wk_log(const kp_wk *w, int64_t *total_bytes);
 void kp_wk_stop(kp_wk *w);

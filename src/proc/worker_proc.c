@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,6 +217,8 @@ kp_wk_cpu kp_wk_cpu_get(kp_wk *w, int take) {
         w->cpu.gaps = 0;
         w->cpu.side_ns = w->cpu.side_max_ns = 0;
         w->cpu.side_type = 0;
+        w->cpu.light_ns = w->cpu.light_max_ns = 0;
+        w->cpu.light_n = w->cpu.light_type = 0;
     }
     return r;
 }
@@ -265,6 +268,31 @@ int kp_wk_strays(kp_wk *w, int64_t *children_cpu_ns) {
     return strays;
 }
 
+int kp_wk_mem(kp_wk *w, int write, uint64_t addr, void *buf, size_t n) {
+    if (!w || w->dead || !w->acct || w->target <= 0) return ESRCH;
+    size_t done = 0;
+    while (done < n) {
+        size_t k = n - done;
+        if (k > ((size_t)1 << 30)) k = (size_t)1 << 30;
+        struct iovec local = {(char *)buf + done, k};
+        struct iovec remote = {(void *)(uintptr_t)(addr + done), k};
+        ssize_t got = write ? process_vm_writev(w->target, &local, 1, &remote, 1, 0)
+                            : process_vm_readv(w->target, &local, 1, &remote, 1, 0);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        if (got == 0) return EFAULT; /* the rest is not mapped */
+        done += (size_t)got;
+    }
+    return 0;
+}
+
+/* Light requests: the worker only stores or reports a few bytes. */
+static int light(uint32_t type) {
+    return type == KP_MSG_INPUTS || type == KP_MSG_PING || type == KP_MSG_ENV || type == KP_MSG_ACCOUNT;
+}
+
 /* Requests that run no call: only there is the main thread's share
  * judged, so only there is its run time read (a file a read: not on the
  * timed calls' path). */
@@ -298,6 +326,15 @@ static void acct_end(kp_wk *w, uint32_t type, int64_t c0, int64_t m0) {
     if (m1 < 0) return;
     int64_t side = (c1 - c0) - (m1 - m0);
     if (side < 0) side = 0;
+    if (light(type)) {
+        int64_t main = m1 - m0 > 0 ? m1 - m0 : 0;
+        w->cpu.light_ns += main;
+        w->cpu.light_n++;
+        if (main > w->cpu.light_max_ns) {
+            w->cpu.light_max_ns = main;
+            w->cpu.light_type = (int)type;
+        }
+    }
     w->cpu.side_ns += side;
     if (side > w->cpu.side_max_ns) {
         w->cpu.side_max_ns = side;

@@ -46,7 +46,8 @@ typedef enum kp_msg {
     KP_MSG_QUIT,
     KP_MSG_OK,         /* reply: payload depends on the request */
     KP_MSG_FAIL,       /* reply: kp_fail */
-    KP_MSG_FETCHV      /* several equal ranges of an output in one reply */
+    KP_MSG_FETCHV,     /* several equal ranges of an output in one reply */
+    KP_MSG_INPUTS      /* host, parent-filled sets: the inputs are in place; their checksums */
 } kp_msg;
 
 #define KP_MAX_SETS 32
@@ -77,12 +78,27 @@ typedef struct kp_setup_req {
     uint64_t seeds[KP_MAX_SETS];
     int32_t guards;          /* 1: canaries around every buffer */
     uint32_t misalign[KP_MAX_SETS]; /* per set: bit b puts buffer b one element past a 16-byte boundary */
+    /* 1 (host): allocate, guard and poison only; kproof writes the inputs
+     * into the worker's memory itself, then sends INPUTS. No code of the
+     * worker's runs between the inputs landing and the first call. */
+    int32_t parent_fills;
+    int32_t pad;
 } kp_setup_req;
 typedef struct kp_setup_rep {
-    uint64_t in_cksum[KP_MAX_SETS][KP_MAX_BUFS]; /* checksums of the generated inputs */
+    uint64_t in_cksum[KP_MAX_SETS][KP_MAX_BUFS]; /* checksums of the generated inputs (0 when parent_fills) */
     double gen_s;            /* time to generate, for progress */
     int64_t bytes;           /* device bytes allocated */
+    /* Where each buffer's data starts, and the output snapshot, in the
+     * worker's address space (host: kproof reads and writes them there). */
+    uint64_t addr[KP_MAX_SETS][KP_MAX_BUFS];
+    uint64_t snap_addr;
 } kp_setup_rep;
+
+/* INPUTS: kp_inputs_req; empty reply. What a RUN's guards compare each
+ * input against. */
+typedef struct kp_inputs_req {
+    uint64_t in_cksum[KP_MAX_SETS][KP_MAX_BUFS];
+} kp_inputs_req;
 
 /* STALE: payload is kp_stale_req followed by the output's bytes */
 typedef struct kp_stale_req {

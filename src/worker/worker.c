@@ -194,7 +194,8 @@ static int do_setup(const kp_setup_req *q) {
                     kp_dev_pattern((char *)base + off + bytes, KP_CANARY_BYTE, 1, gb))
                     return fail(2, "canary fill failed: %s", kp_dev_error());
             }
-            if (op->bufs[b].output) continue;
+            rep.addr[s][b] = (uint64_t)(uintptr_t)g_sets[s].data[b];
+            if (op->bufs[b].output || q->parent_fills) continue;
             kp_gen g = op->gen(&g_shape, b, q->dist);
             if (kp_dev_fill(g_sets[s].data[b], op->bufs[b].dtype, &g, q->seeds[s], (uint32_t)b,
                             op->buf_elems(&g_shape, b)))
@@ -203,7 +204,7 @@ static int do_setup(const kp_setup_req *q) {
         if (poison_output(s)) return fail(2, "poison failed: %s", kp_dev_error());
     }
     if (kp_dev_sync()) return fail(2, "device error after setup: %s", kp_dev_error());
-    for (int s = 0; s < q->nsets; s++)
+    for (int s = 0; s < q->nsets && !q->parent_fills; s++)
         for (int b = 0; b < op->nbufs; b++)
             if (!op->bufs[b].output) {
                 g_in_cksum[s][b] = kp_dev_checksum(g_sets[s].data[b], g_sets[s].bytes[b]);
@@ -219,8 +220,18 @@ static int do_setup(const kp_setup_req *q) {
         g_snap = kp_dev_alloc(g_snap_bytes ? g_snap_bytes : 1);
         if (!g_snap) return fail(2, "out of device memory for the output snapshot");
     }
+    rep.snap_addr = (uint64_t)(uintptr_t)g_snap;
     rep.gen_s = (double)(kp_now_ns() - t0) * 1e-9;
     reply(&rep, sizeof rep);
+    return 0;
+}
+
+/* The inputs kproof wrote into the sets itself: their checksums, which
+ * the guards of every RUN compare against. Nothing else: this request's
+ * CPU is judged as work (account.c). */
+static int do_inputs(const kp_inputs_req *q) {
+    memcpy(g_in_cksum, q->in_cksum, sizeof g_in_cksum);
+    reply(NULL, 0);
     return 0;
 }
 
@@ -573,6 +584,7 @@ int main(int argc, char **argv) {
         case KP_MSG_RUN: NEED(kp_run_req) do_run((const kp_run_req *)(void *)payload); break;
         case KP_MSG_FETCH: NEED(kp_fetch_req) do_fetch((const kp_fetch_req *)(void *)payload); break;
         case KP_MSG_FETCHV: NEED(kp_fetchv_req) do_fetchv((const kp_fetchv_req *)(void *)payload); break;
+        case KP_MSG_INPUTS: NEED(kp_inputs_req) do_inputs((const kp_inputs_req *)(void *)payload); break;
         case KP_MSG_BATCH: NEED(kp_batch_req) do_batch((const kp_batch_req *)(void *)payload); break;
         case KP_MSG_ACCOUNT: do_account(); break;
         case KP_MSG_PING: reply(NULL, 0); break;

@@ -86,6 +86,10 @@ static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
  * around the wait and for the kernel's bookkeeping. */
 #define IDLE_FIXED_NS 2000000    /* 2 ms a phase */
 #define IDLE_GAP_NS 50000        /* and 50 us a gap between requests */
+/* A light request (INPUTS, PING, ENV, ACCOUNT) reads a frame, stores or
+ * reports a few bytes and replies: some ten microseconds of the main
+ * thread's time. This allows for page faults and the kernel's bookkeeping. */
+#define LIGHT_NS 300000          /* 300 us a light request */
 
 static void fmt_ns(char *buf, size_t len, int64_t ns) { kp_fmt_time(buf, len, ns * 1e-9, ns * 1e-9); }
 
@@ -94,6 +98,10 @@ static const char *msg_name(int type) {
     case KP_MSG_SETUP: return "SETUP (inputs)";
     case KP_MSG_FETCH: case KP_MSG_FETCHV: return "FETCH (output read back)";
     case KP_MSG_RUN: return "RUN";
+    case KP_MSG_INPUTS: return "INPUTS (inputs in place)";
+    case KP_MSG_PING: return "PING";
+    case KP_MSG_ENV: return "ENV";
+    case KP_MSG_ACCOUNT: return "ACCOUNT";
     default: return "harness";
     }
 }
@@ -127,6 +135,15 @@ static int host_cpu_account(ctx *c, part *p, kp_shape_result *sr, const char *wh
                           "(the most, %s, in a %s request): kproof cannot tell that from work done outside the "
                           "calls; a pool's threads must sleep (block) once a call's work is done, not spin",
                           what, a, b, msg_name(u.side_type));
+    }
+    if (u.light_ns > LIGHT_NS * (int64_t)u.light_n) {
+        fmt_ns(a, sizeof a, u.light_ns);
+        fmt_ns(b, sizeof b, u.light_max_ns);
+        return kpp_decide(sr, KP_REJECTED, "account",
+                          "during %s the worker's own thread used %s of CPU in %d light requests (the most, %s, in a "
+                          "%s request, whose work is a few microseconds): the candidate's code ran inside the "
+                          "harness's requests, outside its calls, where its work is not timed",
+                          what, a, u.light_n, b, msg_name(u.light_type));
     }
     int64_t reaped = 0;
     int strays = kp_wk_strays(p->w, &reaped);

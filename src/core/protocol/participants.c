@@ -4,6 +4,7 @@
  * its report, reading outputs back, what a worker's failure means for the
  * shape, and building the participant. Part of the protocol (eval.c tells
  * the story). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,11 @@ int kpp_part_start(ctx *c, part *p, char *err, size_t len) {
     if (p->alive && !kp_backend_get(c->o->backend)->has_tracer && kp_wk_cpu_start(p->w))
         kp_result_warn(c->r, "the CPU of %s's worker cannot be read from outside it on this machine: work it does "
                        "outside its calls is not accounted", p->name);
+    /* Inputs written and outputs read by kproof itself wherever it can
+     * reach the worker's memory (the host, with the account on). */
+    p->direct = p->alive && !kp_backend_get(c->o->backend)->has_tracer && GUARD(c, KPP_G_ACCOUNT) &&
+                kp_wk_cpu_get(p->w, 0).on;
+    p->snap_set = -1;
     p->threads_ref = kp_backend_get(c->o->backend)->threads_at_hello ? p->hello.threads : -1;
     p->mem_kept = 0;
     return rc;
@@ -85,6 +91,78 @@ static int generator_mismatch(ctx *c, kp_shape_result *sr, int buf, int set, int
                       kp_backend_name(c->o->backend), c->op->bufs[buf].name, set, where);
 }
 
+/* A failed kp_wk_mem on a participant's worker, as a verdict. */
+static int mem_failed(ctx *c, part *p, kp_shape_result *sr, int e, const char *what) {
+    if (e == ESRCH) {
+        p->alive = 0;
+        return kpp_worker_failed(c, p, sr, KP_WK_DIED, what, "the worker process is gone");
+    }
+    if (e == EFAULT)
+        return kpp_decide(sr, KP_REJECTED, "memory",
+                          "%s: the worker's buffers were not mapped where its SETUP put them: the harness's memory "
+                          "was unmapped or moved, which only code running in the worker can do",
+                          what);
+    return kpp_decide(sr, KP_ERROR, "harness", "%s in the worker's memory: %s", what, strerror(e));
+}
+
+/* Direct setup (host): kproof writes every input into the worker's memory
+ * itself, from its own generator, and hands the worker their checksums.
+ * Between the inputs landing and the first call the worker runs no code
+ * of its own but that one light request (account.c judges its CPU), so a
+ * candidate that hooks the worker's calls finds no moment outside the
+ * clocks to compute answers in. Returns 0, 1 (decided), or -1 when the
+ * machine refuses kproof the worker's memory (the caller falls back). */
+static int direct_fill(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, const kp_setup_rep *rep,
+                       kp_shape_result *sr) {
+    memcpy(p->addr, rep->addr, sizeof p->addr);
+    p->snap_addr = rep->snap_addr;
+    p->snap_set = -1;
+    kp_inputs_req *in = (kp_inputs_req *)calloc(1, sizeof *in);
+    const int64_t chunk = (int64_t)1 << 20; /* elements: an even count, so every chunk starts on a 4-byte word */
+    char *stage = (char *)malloc((size_t)chunk * 4);
+    if (!in || !stage) {
+        free(in);
+        free(stage);
+        return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
+    }
+    int bad = 0, first = 1;
+    for (int i = 0; i < nsets && !bad; i++)
+        for (int b = 0; b < c->op->nbufs && !bad; b++) {
+            if (c->op->bufs[b].output) continue;
+            const int64_t n = c->op->buf_elems(sh, b);
+            const size_t es = kp_dtype_size(c->op->bufs[b].dtype);
+            int e = 0;
+            if (!sets[i].lazy && sets[i].in[b]) {
+                e = kp_wk_mem(p->w, 1, p->addr[i][b], sets[i].in[b], (size_t)n * es);
+                in->in_cksum[i][b] = sets[i].cksum[b];
+            } else {
+                uint64_t sum = 0;
+                for (int64_t at = 0; at < n && !e; at += chunk) {
+                    const int64_t len = n - at < chunk ? n - at : chunk;
+                    kp_gen_fill(c->op, sh, dist, b, sets[i].seed, stage, at, len);
+                    e = kp_wk_mem(p->w, 1, p->addr[i][b] + (uint64_t)at * es, stage, (size_t)len * es);
+                    sum += kp_cksum_at(stage, (size_t)len * es, (uint64_t)at * es / 4);
+                }
+                in->in_cksum[i][b] = sum;
+            }
+            if (e && first && (e == EPERM || e == ENOSYS || e == EACCES)) bad = -1;
+            else if (e) bad = mem_failed(c, p, sr, e, "writing the inputs");
+            first = 0;
+        }
+    free(stage);
+    if (!bad) {
+        char err[300];
+        int rc = kp_wk_call(p->w, KP_MSG_INPUTS, in, sizeof *in, NULL, 0, NULL, 0, NULL, c->o->timeout_s, err,
+                            sizeof err);
+        if (rc) {
+            p->alive = 0;
+            bad = kpp_worker_failed(c, p, sr, rc, "handing over the inputs", err);
+        }
+    }
+    free(in);
+    return bad;
+}
+
 /* misalign: per set, the buffers the worker puts one element past a
  * 16-byte boundary (kp_setup_req), or NULL for none. */
 static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, int guards,
@@ -101,11 +179,24 @@ static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets,
     kp_setup_rep rep;
     char err[300];
     size_t got = 0;
+again:
+    q.parent_fills = p->direct;
+    memset(&rep, 0, sizeof rep);
     int rc = kp_wk_call(p->w, KP_MSG_SETUP, &q, sizeof q, NULL, 0, &rep, sizeof rep, &got, c->o->timeout_s + 60, err,
                         sizeof err);
     if (rc) return kpp_worker_failed(c, p, sr, rc, "setting up inputs", err);
     p->held_sets = nsets;
     p->held_shape = *sh;
+    p->snap_set = -1;
+    if (p->direct) {
+        int bad = direct_fill(c, p, sh, dist, sets, nsets, &rep, sr);
+        if (bad >= 0) return bad; /* the checksums are kproof's own */
+        p->direct = 0;
+        kp_result_warn(c->r, "kproof cannot write into %s's worker's memory on this machine (process_vm_writev "
+                       "refused): its inputs are generated and its outputs read back by the worker's own code, which "
+                       "a candidate can hook", p->name);
+        goto again;
+    }
     /* The device must have generated exactly the inputs the parent holds:
      * whole checksums, or for lazy sets a chunk of every input at an
      * offset drawn now, compared bit for bit with the CPU's. */
@@ -144,6 +235,7 @@ int kpp_part_run(ctx *c, part *p, int set, int flags, run_out *out, kp_shape_res
                         c->o->timeout_s, err, sizeof err);
     kpp_work(c, was);
     out->wall = kp_wk_last_wall(p->w);
+    p->snap_set = (flags & KP_RUN_SNAPSHOT) ? set : -1;
     if (rc) {
         p->alive = 0;
         return kpp_worker_failed(c, p, sr, rc, "calling the candidate", err);
@@ -216,7 +308,18 @@ int kpp_judge_run(ctx *c, part *p, const run_out *ro, int flags, kp_shape_result
     return 0;
 }
 
+/* Where kproof reads buffer `buf` of set `set` in a direct worker: the
+ * snapshot when the last call on that set took one. */
+static uint64_t direct_addr(ctx *c, const part *p, int set, int buf) {
+    if (buf == kp_op_output_buf(c->op) && p->snap_set == set) return p->snap_addr;
+    return p->addr[set][buf];
+}
+
 static int fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr) {
+    if (p->direct) {
+        int e = kp_wk_mem(p->w, 0, direct_addr(c, p, set, buf) + (uint64_t)off, dst, (size_t)bytes);
+        return e ? mem_failed(c, p, sr, e, "reading the output") : 0;
+    }
     char err[300];
     int64_t done = 0;
     while (done < bytes) {
@@ -249,6 +352,12 @@ int kpp_fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, voi
  * than a frame on its own. */
 int kpp_fetch_ranges(ctx *c, part *p, int set, int buf, int n, const int64_t *off, int64_t bytes, void *dst,
                      kp_shape_result *sr) {
+    if (p->direct) {
+        int bad = 0, was = kpp_work(c, KP_WORK_FETCH);
+        for (int i = 0; i < n && !bad; i++) bad = fetch(c, p, set, buf, off[i], bytes, (char *)dst + (size_t)i * (size_t)bytes, sr);
+        kpp_work(c, was);
+        return bad;
+    }
     kp_fetchv_req *q = (kp_fetchv_req *)calloc(1, sizeof *q);
     if (!q) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
     int bad = 0, was = kpp_work(c, KP_WORK_FETCH);

@@ -42,6 +42,11 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     int retired;           /* a baseline too slow to be the strongest: no longer called this shape */
     int held_sets;         /* its last SETUP's sets, at held_shape: the worker's next SETUP reuses or */
     kp_shape held_shape;   /* frees their memory before it allocates (kpp_timing counts on that) */
+    /* Host: kproof writes the inputs into the worker's memory and reads the
+     * outputs there itself (kp_wk_mem), at the addresses of the last SETUP. */
+    int direct;
+    int snap_set;          /* the set whose output the worker's snapshot holds, -1 none */
+    uint64_t addr[KP_MAX_SETS][KP_MAX_BUFS], snap_addr;
 } part;
 
 typedef struct iset {      /* one input set as the parent knows it */
