@@ -225,6 +225,22 @@ import json, sys
 s = json.load(open(sys.argv[1]))["shapes"][0]
 assert s["timing"]["input_sets"] == 8, s["timing"]' "$T/mem.json"
 
+# kproof moves the host worker's inputs and outputs in its memory itself;
+# where the machine refuses that (KPROOF_DENY_PROCESS_VM stands in for it),
+# the worker moves them, and the result says so.
+KPROOF_DENY_PROCESS_VM=1 "$K" eval "$good" --op softmax --shape 64x256 --time-budget 0.3 --json --quiet \
+    >"$T/vm.json" 2>"$T/e"
+check "worker memory refused: exit 0, PASS or NOISY, and a warning" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"] in ("PASS", "NOISY"), d["verdict"]
+assert any("cannot write into" in w for w in d["warnings"]), d["warnings"]' "$T/vm.json"
+"$K" eval "$good" --op softmax --shape 64x256 --time-budget 0.3 --json --quiet >"$T/vm.json" 2>"$T/e"
+check "worker memory reached: no such warning" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert not any("cannot write into" in w for w in d["warnings"]), d["warnings"]' "$T/vm.json"
+
 # ---- malformed option values: exit 64 ----------------------------------------
 for bad in "--dtype=" "--time-budget=0x10" "--time-budget=-1" "--time-budget= 5" "--time-budget=5s" \
     "--timeout=inf" "--timeout=nan" "--target=1e999" "--sets=8x" "--sets=-3" "--seed=-5" "--seed=0x10" \
@@ -341,6 +357,13 @@ else
     rc=$?
     check "unprivileged user: eval exit 0, PASS (got $rc)" [ $rc = 0 -a "$(json "$T/o" verdict)" = PASS ]
     [ $rc = 0 ] || sed 's/^/     /' "$T/e" | tail -3
+    check "unprivileged user: kproof reaches the worker's memory" lacks "cannot write into" "$T/o"
+    nobody "$UT/bin/kproof" eval "$UT/c.c" --op softmax --shape 33x100 --time-budget 0.3 --json --quiet \
+        >"$T/o" 2>"$T/e"
+    rc=$?
+    check "unprivileged user, timed: exit 0, PASS or NOISY (got $rc)" \
+        [ $rc = 0 -a \( "$(json "$T/o" verdict)" = PASS -o "$(json "$T/o" verdict)" = NOISY \) ]
+    check "unprivileged user, timed: kproof reaches the worker's memory" lacks "cannot write into" "$T/o"
     if nobody unshare -U true 2>/dev/null; then
         check "unprivileged user: the sandbox is complete" [ "$(json "$T/o" sandbox.state)" = complete ]
     else

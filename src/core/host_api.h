@@ -63,7 +63,7 @@ typedef struct kp_wk_cpu {
     int gaps;
     int64_t side_ns, side_max_ns; /* threads other than the main one, in requests that run no call */
     int side_type;               /* the request type of side_max_ns */
-    /* The main thread's run time in light requests (INPUTS, PING, ENV,
+    /* The main thread's run time in light requests (INPUTS, PING,
      * ACCOUNT: a few microseconds of the harness's own work each). */
     int64_t light_ns, light_max_ns;
     int light_n;

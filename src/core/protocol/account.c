@@ -86,7 +86,7 @@ static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
  * around the wait and for the kernel's bookkeeping. */
 #define IDLE_FIXED_NS 2000000    /* 2 ms a phase */
 #define IDLE_GAP_NS 50000        /* and 50 us a gap between requests */
-/* A light request (INPUTS, PING, ENV, ACCOUNT) reads a frame, stores or
+/* A light request (INPUTS, PING, ACCOUNT) reads a frame, stores or
  * reports a few bytes and replies: some ten microseconds of the main
  * thread's time. This allows for page faults and the kernel's bookkeeping. */
 #define LIGHT_NS 300000          /* 300 us a light request */
@@ -140,7 +140,7 @@ static int host_cpu_account(ctx *c, part *p, kp_shape_result *sr, const char *wh
         fmt_ns(a, sizeof a, u.light_ns);
         fmt_ns(b, sizeof b, u.light_max_ns);
         return kpp_decide(sr, KP_REJECTED, "account",
-                          "during %s the worker's own thread used %s of CPU in %d light requests (the most, %s, in a "
+                          "during %s the worker's own thread used %s of CPU in %d light requests (the most, %s, in one "
                           "%s request, whose work is a few microseconds): the candidate's code ran inside the "
                           "harness's requests, outside its calls, where its work is not timed",
                           what, a, u.light_n, b, msg_name(u.light_type));

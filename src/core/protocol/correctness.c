@@ -194,7 +194,7 @@ static int check_lazy_grid(ctx *c, part *p, const kp_shape *sh, iset *s, int set
                 snprintf(k.why, sizeof k.why, "%s = %g; %lld of the %s are NaN or Inf", at, k.got,
                          (long long)k.nonfinite, seen);
         }
-        bad = judge_check(sr, &k, "a timed call");
+        bad = judge_check(sr, &k, c->check_what ? c->check_what : "a timed call");
     }
     free(got);
     free(ws);
@@ -218,7 +218,7 @@ static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, 
     int ob = kp_op_output_buf(c->op);
     int64_t n = c->op->buf_elems(sh, ob);
     if (s->lazy && c->op->lazy_at) return check_lazy_grid(c, p, sh, s, set, sr);
-    if (checks_whole(c, sh, s)) return check_full(c, p, sh, s, set, sr, "a timed call");
+    if (checks_whole(c, sh, s)) return check_full(c, p, sh, s, set, sr, c->check_what ? c->check_what : "a timed call");
     kp_dtype t = c->op->bufs[ob].dtype;
     size_t es = kp_dtype_size(t);
     const int64_t total = (int64_t)SAMPLE_CHUNKS * CHUNK_ELEMS;
@@ -253,7 +253,7 @@ static int check_sampled(ctx *c, part *p, const kp_shape *sh, iset *s, int set, 
                            tol + (int64_t)j * CHUNK_ELEMS, CHUNK_ELEMS);
         kp_check_finish(&k, c->op, sh);
         snprintf(k.method, sizeof k.method, "sampled %d x %d", SAMPLE_CHUNKS, CHUNK_ELEMS);
-        bad = judge_check(sr, &k, "a timed call");
+        bad = judge_check(sr, &k, c->check_what ? c->check_what : "a timed call");
     }
     free(chunks);
     free(want);

@@ -59,9 +59,12 @@ int kpp_part_start(ctx *c, part *p, char *err, size_t len) {
         kp_result_warn(c->r, "the CPU of %s's worker cannot be read from outside it on this machine: work it does "
                        "outside its calls is not accounted", p->name);
     /* Inputs written and outputs read by kproof itself wherever it can
-     * reach the worker's memory (the host, with the account on). */
+     * reach the worker's memory (the host, with the account on). It reads
+     * once a reply says the worker is done with a request, so only where
+     * replies are proven the worker's (the session token): a forged early
+     * reply would have it read an output still being written. */
     p->direct = p->alive && !kp_backend_get(c->o->backend)->has_tracer && GUARD(c, KPP_G_ACCOUNT) &&
-                kp_wk_cpu_get(p->w, 0).on;
+                GUARD(c, KPP_G_TOKEN) && kp_wk_cpu_get(p->w, 0).on;
     p->snap_set = -1;
     p->threads_ref = kp_backend_get(c->o->backend)->threads_at_hello ? p->hello.threads : -1;
     p->mem_kept = 0;

@@ -75,6 +75,9 @@ typedef struct ctx {
      * (KP_WORK_*) is charged to since work_t0 (kpp_work). */
     kp_shape_result *work_sr;
     int work;
+    /* What a sampled check of a timed output names the call it checks:
+     * NULL for "a timed call" (the parent-clock batches name theirs). */
+    const char *check_what;
     double work_t0;
 } ctx;
 

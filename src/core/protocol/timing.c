@@ -272,12 +272,19 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
         /* Every batch with calls is checked, after its clock and before
          * the next batch poisons its outputs: each one's time may be the
          * fastest, so none may idle. */
-        if (!bad && fresh && call && GUARD(c, KPP_G_CHECK_TIMED))
+        if (!bad && fresh && call && GUARD(c, KPP_G_CHECK_TIMED)) {
+            c->check_what = "a call of a parent-clock batch";
             for (int i = 0; i < m && !bad; i++) bad = kpp_check_sampled(c, p, sh, &sets[i], i, sr);
+            c->check_what = NULL;
+        }
         if (!bad && (best[call] == 0 || w < best[call])) best[call] = w;
     }
     /* Without fresh sets the batches ran on set 0: its last output. */
-    if (!bad && !fresh && GUARD(c, KPP_G_CHECK_TIMED)) bad = kpp_check_sampled(c, p, sh, &tsets[0], 0, sr);
+    if (!bad && !fresh && GUARD(c, KPP_G_CHECK_TIMED)) {
+        c->check_what = "the last call of a parent-clock batch";
+        bad = kpp_check_sampled(c, p, sh, &tsets[0], 0, sr);
+        c->check_what = NULL;
+    }
     for (int i = 0; i < m; i++) kpp_iset_free(c->op, &sets[i]);
     if (bad) return 1;
     *floor = best[1] > best[0] ? best[1] - best[0] : 0;
