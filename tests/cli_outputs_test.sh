@@ -3,7 +3,8 @@
 # files (host backend): an output path never names an input, a previous
 # run's result never stands in for this run's, a demo cut short gives no
 # verdict to a cell that never ran, TMPDIR is one rule everywhere, and a
-# device lock that cannot be opened runs nothing. About 15 s on two cores.
+# device lock that cannot be opened runs nothing (eval, calibrate, demo,
+# worth). About 15 s on two cores.
 # Usage: cli_outputs_test.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1
@@ -158,6 +159,11 @@ check "lock file unreadable: no result on stdout" [ ! -s "$T/out" ]
 check "lock file unreadable: no calibration measured" [ -z "$(find "$T/home" -name 'calibration-*' 2>/dev/null)" ]
 refused "lock file unreadable: calibrate" 70 "cannot open the device lock" other "$K" calibrate --backend host
 refused "lock file unreadable: demo" 70 "cannot open the device lock" other "$K" demo --backend host --only stale
+refused "lock file unreadable: worth" 70 "cannot open the device lock $lk/kproof-device-host.lock" \
+    other "$K" worth --op softmax --backend host
+check "lock file unreadable: worth gives the whole reason" has "set TMPDIR to a folder every kproof on this machine uses)" \
+    "$T/err"
+check "lock file unreadable: nothing was built" [ -z "$(find "$T/home" -name '*.so' 2>/dev/null)" ]
 check "lock file unreadable: still no calibration" [ -z "$(find "$T/home" -name 'calibration-*' 2>/dev/null)" ]
 if [ ${#as_other[@]} -gt 0 ]; then
     chmod 644 "$lk/kproof-device-host.lock"

@@ -155,14 +155,26 @@ chmod 777 "$T/opencache"
 KPROOF_CACHE="$T/opencache" "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
 check "cache writable by anyone: exit 64" [ $? = 64 ]
 check "cache writable by anyone: says so, one line" [ "$(grep -c "writable by anyone (mode 0777" "$T/e")" = 1 ]
+cp "$T/e" "$T/e.eval"
 KPROOF_CACHE="$T/opencache" "$K" calibrate --backend host >"$T/o" 2>"$T/e"
 check "cache writable by anyone: calibrate exit 64" [ $? = 64 ]
+# worth reads this machine's calibration from the same cache, under the same rule and words.
+as_eval() { [ "$(sed "s/^kproof $1:/kproof eval:/" "$2")" = "$(cat "$3")" ]; }
+KPROOF_CACHE="$T/opencache" "$K" worth --op softmax --backend host >"$T/o" 2>"$T/e"
+check "cache writable by anyone: worth exit 64" [ $? = 64 ]
+check "cache writable by anyone: worth says what eval says" as_eval worth "$T/e" "$T/e.eval"
 KPROOF_CACHE="$T/opencache/sub" "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
 check "cache under a folder anyone can write: exit 64" [ $? = 64 ]
 check "cache under a folder anyone can write: says so" grep -q "above the cache .* not sticky" "$T/e"
+cp "$T/e" "$T/e.eval"
+KPROOF_CACHE="$T/opencache/sub" "$K" worth --op softmax --backend host >"$T/o" 2>"$T/e"
+check "cache under a folder anyone can write: worth exit 64" [ $? = 64 ]
+check "cache under a folder anyone can write: worth says what eval says" as_eval worth "$T/e" "$T/e.eval"
 chmod 2775 "$T/opencache"
 KPROOF_CACHE="$T/opencache" "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
 check "cache writable by its group: exit 64" [ $? = 64 ]
+KPROOF_CACHE="$T/opencache" "$K" worth --op softmax --backend host >"$T/o" 2>"$T/e"
+check "cache writable by its group: worth exit 64" [ $? = 64 ]
 # Without HOME: a folder of this user's own in TMPDIR, made 0700.
 env -u HOME -u XDG_CACHE_HOME -u KPROOF_CACHE "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
 check "no HOME: exit 0" [ $? = 0 ]
@@ -174,6 +186,8 @@ if [ "$(id -u)" = 0 ]; then
     KPROOF_CACHE="$T/othercache" "$K" eval "$good" "${q[@]}" >"$T/o" 2>"$T/e"
     check "cache of another user: exit 64" [ $? = 64 ]
     check "cache of another user: names its owner" grep -q "belongs to uid 65534" "$T/e"
+    KPROOF_CACHE="$T/othercache" "$K" worth --op softmax --backend host >"$T/o" 2>"$T/e"
+    check "cache of another user: worth exit 64, names its owner" [ $? = 64 -a -n "$(grep "belongs to uid 65534" "$T/e")" ]
     # A calibration file in our cache that another user wrote is measured again.
     mkdir -p "$T/ourcache"
     KPROOF_CACHE="$T/ourcache" "$K" calibrate --backend host >/dev/null 2>&1

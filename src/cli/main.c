@@ -119,8 +119,9 @@ static const cmd_help HELP[] = {
      "  --top N            kernels listed from the trace (default 15)\n"
      "  --json             print JSON instead of the table and sentences\n\n"
      "Exit status: 0, 64 bad usage or input (a missing or truncated JSON, a trace that is not a\n"
-     "trace, a share outside (0, 1], an option given twice), 70 the device could not be read or\n"
-     "stdout could not be written."},
+     "trace, a share outside (0, 1], an option given twice, a cache folder that others could\n"
+     "write), 70 the device could not be read (a device lock that cannot be opened, an unusable\n"
+     "TMPDIR) or stdout could not be written."},
     {"compare", "kproof compare A.json B.json [--margin PCT] [--fail-on-regression PCT] [--force] [--json | --md]",
      "Compares two results of the same op on the same device, shape by shape: B's median\n"
      "against A's, with the ratio's 95% interval (a bootstrap from the samples when both files\n"

@@ -317,36 +317,43 @@ static void trace_json(jout *w, const kp_trace *t, const char *path)
 }
 
 /* This machine's device facts and calibration (measured once and cached,
- * as kproof calibrate does). */
-static int this_device(const char *backend, kp_env *e, char *err, size_t len)
+ * as kproof calibrate does), refused as calibrate refuses them: a cache
+ * that others could write (64), a temporary folder that cannot be used or
+ * a device lock that cannot be opened (70). Says why on stderr and
+ * returns the exit status; 0 with e filled. */
+static int this_device(const char *backend, kp_env *e)
 {
     const char *root = kp_default_root(), *cache = kp_default_cache();
-    char why[PATH_MAX + 200];
-    if (kp_cache_check(cache, why, sizeof why)) {
-        snprintf(err, len, "%s: a cache that others can write could change a verdict, so kproof refuses it; or set "
-                           "KPROOF_CACHE to a folder of your own", why);
+    if (!kp_cli_cache_ok("worth", cache))
+        return KP_EXIT_USAGE;
+    kp_backend be;
+    if (backend && kp_backend_parse(backend, &be)) {
+        fprintf(stderr, "kproof worth: unknown backend '%s' (host or cuda)\n", backend);
         return KP_EXIT_USAGE;
     }
-    kp_backend be;
-    if (backend) {
-        if (kp_backend_parse(backend, &be)) {
-            snprintf(err, len, "unknown backend '%s' (host or cuda)", backend);
-            return KP_EXIT_USAGE;
-        }
-    } else {
-        be = kp_cli_auto_backend(root, cache);
-    }
-    kp_wk *w = NULL;
-    kp_devlock_open_backend(be);
-    if (kp_trusted_start(be, root, cache, &w, err, len))
+    if (kp_cli_tmp_usable("worth"))
         return KP_EXIT_INTERNAL;
+    if (!backend)
+        be = kp_cli_auto_backend(root, cache);
+    /* The calibration measures: nobody else on the device, or no measurement. */
+    if (kp_devlock_open_backend(be)) {
+        fprintf(stderr, "kproof worth: %s\n", kp_devlock_error());
+        return KP_EXIT_INTERNAL;
+    }
+    char err[600] = "";
+    kp_wk *w = NULL;
+    if (kp_trusted_start(be, root, cache, &w, err, sizeof err)) {
+        fprintf(stderr, "kproof worth: %s (--device NAME or --result FILE work without a device)\n", err);
+        return KP_EXIT_INTERNAL;
+    }
     kp_calib_rep c;
     int measured = 0;
-    int rc = kp_device_facts(w, cache, 0, e, &c, &measured, err, len);
+    int rc = kp_device_facts(w, cache, 0, e, &c, &measured, err, sizeof err);
     kp_wk_stop(w);
-    if (rc)
+    if (rc) {
+        fprintf(stderr, "kproof worth: %s (--device NAME or --result FILE work without a device)\n", err);
         return KP_EXIT_INTERNAL;
-    err[0] = '\0';
+    }
     e->peak_gbs = c.copy_gbs;
     e->peak_gflops_f32 = c.gemm_f32_gflops;
     e->peak_gflops_bf16 = c.gemm_bf16_gflops;
@@ -543,9 +550,8 @@ int kp_cli_worth(int argc, char **argv)
         env = rs[0].env;
         env_from = results[0];
     } else if (!calib) {
-        int rc = this_device(backend, &env, err, sizeof err);
+        int rc = this_device(backend, &env);
         if (rc) {
-            fprintf(stderr, "kproof worth: %s (--device NAME or --result FILE work without a device)\n", err);
             code = rc;
             goto done;
         }
