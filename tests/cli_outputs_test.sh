@@ -4,7 +4,8 @@
 # run's result never stands in for this run's, a demo cut short gives no
 # verdict to a cell that never ran, TMPDIR is one rule everywhere, and a
 # device lock that cannot be opened runs nothing (eval, calibrate, demo,
-# worth). About 15 s on two cores.
+# worth), nor is the host run in place of a GPU whose lock it is. About
+# 15 s on two cores.
 # Usage: cli_outputs_test.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1
@@ -176,6 +177,57 @@ if [ ${#as_other[@]} -gt 0 ]; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["device_lock"]["held_s"] > 0, d["device_lock"]' "$T/ro.json"
+fi
+# No --backend (calibrate, demo, worth): cuda where a GPU answers, asked
+# under the GPU's device lock. One that cannot be opened is exit 70, never
+# a host run in the GPU's place; where no cuda worker is built no GPU is
+# asked, and where none answers the host runs.
+lg="$T/lg"
+mkdir -p "$lg" "$T/home2"
+chmod 1777 "$lg"
+chmod 700 "$T/home2"
+: >"$lg/kproof-device-cuda-0.lock"
+if [ ${#as_other[@]} -gt 0 ]; then
+    chown 65534:65534 "$T/home2"
+    chmod 600 "$lg/kproof-device-cuda-0.lock"
+else
+    chmod 000 "$lg/kproof-device-cuda-0.lock"
+fi
+other_gpu() { "${as_other[@]}" env -u CUDA_VISIBLE_DEVICES HOME="$T/home2" KPROOF_CACHE="$T/home2/cache" TMPDIR="$lg" "$@"; }
+no_calibration() { [ -z "$(find "$T/home2" -name 'calibration-*' 2>/dev/null)" ]; }
+if [ -x "$B/kproof-worker-cuda" ]; then
+    want="cannot open the device lock $lg/kproof-device-cuda-0.lock"
+    refused "GPU's lock file unreadable, no --backend: calibrate" 70 "$want" other_gpu "$K" calibrate
+    check "GPU's lock file unreadable, no --backend: calibrate says --backend host" has "--backend host" "$T/err"
+    check "GPU's lock file unreadable, no --backend: calibrate measures nothing" no_calibration
+    refused "GPU's lock file unreadable, no --backend: demo" 70 "$want" other_gpu "$K" demo --only stale
+    check "GPU's lock file unreadable, no --backend: demo runs no row" [ ! -s "$T/out" ]
+    refused "GPU's lock file unreadable, no --backend: worth" 70 "$want" other_gpu "$K" worth --op softmax
+    check "GPU's lock file unreadable, no --backend: still no calibration" no_calibration
+    if command -v flock >/dev/null; then
+        chmod 666 "$lg/kproof-device-cuda-0.lock"
+        flock --no-fork "$lg/kproof-device-cuda-0.lock" sleep 120 & # killed below, after the probe's build
+        fl=$!
+        sleep 0.3
+        refused "GPU's lock held past KPROOF_LOCK_TIMEOUT, no --backend: calibrate" 70 "for over 0.5 s" \
+            other_gpu env KPROOF_LOCK_TIMEOUT=0.5 "$K" calibrate
+        check "GPU's lock held past KPROOF_LOCK_TIMEOUT, no --backend: names the holder" has "process $fl" "$T/err"
+        kill "$fl" 2>/dev/null
+        wait "$fl" 2>/dev/null
+    fi
+else
+    other_gpu "$K" calibrate >"$T/out" 2>"$T/err"
+    check "no cuda worker built, no --backend: calibrate runs on the host (no GPU lock asked for)" \
+        [ $? -eq 0 -a -n "$(grep "^device .*(host)" "$T/out")" ]
+fi
+other_gpu "$K" calibrate --backend host >"$T/out" 2>"$T/err"
+check "GPU's lock file unreadable, --backend host: calibrate runs" [ $? -eq 0 ]
+if ! nvidia-smi -L >/dev/null 2>&1; then
+    chmod 666 "$lg/kproof-device-cuda-0.lock"
+    other_gpu "$K" calibrate >"$T/out" 2>"$T/err"
+    rc=$?
+    check "no GPU answers, no --backend: calibrate runs on the host" [ $rc -eq 0 -a -n "$(grep "^device .*(host)" "$T/out")" ]
+    [ $rc -eq 0 ] || sed 's/^/     /' "$T/err" | tail -3
 fi
 if command -v flock >/dev/null; then
     flock --no-fork "$TMPDIR/kproof-device-host.lock" sleep 4 &

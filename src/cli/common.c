@@ -59,19 +59,30 @@ int kp_cli_parse_u64(const char *flag, const char *s, uint64_t *out) {
 }
 
 /* Does a GPU worker exist, and does a GPU answer? Decided by starting the
- * cuda worker on the project's naive sum kernel. */
-static int cuda_usable(const char *root, const char *cache) {
+ * cuda worker on the project's naive sum kernel, under the GPU's device
+ * lock (calibration measures: nobody else on the device). A worker that
+ * is not built, or does not start, means no GPU: the host. A lock that
+ * cannot be opened, or had within its bound, leaves the question open: a
+ * harness fault, never a host run in the GPU's place. */
+int kp_cli_auto_backend(const char *cmd, const char *root, const char *cache, kp_backend *be) {
+    *be = KP_BACKEND_HOST;
     if (!KP_HAVE_CUDA_BUILD) return 0;
     kp_wk *w = NULL;
     char err[600];
-    kp_devlock_open_backend(KP_BACKEND_CUDA); /* calibration measures: nobody else on the device */
-    if (kp_trusted_start(KP_BACKEND_CUDA, root, cache, &w, err, sizeof err)) return 0;
-    kp_wk_stop(w);
-    return 1;
-}
-
-kp_backend kp_cli_auto_backend(const char *root, const char *cache) {
-    return cuda_usable(root, cache) ? KP_BACKEND_CUDA : KP_BACKEND_HOST;
+    int no_lock = kp_devlock_open_backend(KP_BACKEND_CUDA) != 0;
+    if (!no_lock) {
+        if (!kp_trusted_start(KP_BACKEND_CUDA, root, cache, &w, err, sizeof err)) {
+            kp_wk_stop(w);
+            *be = KP_BACKEND_CUDA;
+            return 0;
+        }
+        no_lock = kp_devlock_failed();
+    }
+    if (!no_lock) return 0; /* no GPU answered */
+    fprintf(stderr, "kproof %s: no --backend given, and whether a GPU answers cannot be asked without its device "
+                    "lock: %s; --backend host runs on the CPU\n",
+            cmd, kp_devlock_error());
+    return -1;
 }
 
 const kp_op *kp_cli_op(const char *name, const char *dtype) {

@@ -17,8 +17,10 @@ int kp_cli_parse_double(const char *flag, const char *s, double lo, double hi, d
 int kp_cli_parse_u64(const char *flag, const char *s, uint64_t *out);
 const kp_op *kp_cli_op(const char *name, const char *dtype);
 /* The backend when none is named: cuda when its worker is built and a GPU
- * answers, else host. */
-kp_backend kp_cli_auto_backend(const char *root, const char *cache);
+ * answers, else host. -1 after saying why on stderr ("kproof CMD: ...")
+ * when the GPU's device lock cannot be opened or had: whether a GPU
+ * answers is then unknown, and the command ends with KP_EXIT_INTERNAL. */
+int kp_cli_auto_backend(const char *cmd, const char *root, const char *cache, kp_backend *be);
 /* 1 when the cache folder may be believed (kp_cache_check); else 0, with
  * one line on stderr saying why (the caller exits KP_EXIT_USAGE). */
 int kp_cli_cache_ok(const char *cmd, const char *cache);

@@ -663,7 +663,7 @@ int kp_cli_demo(int argc, char **argv) {
     }
     if (kp_cli_tmp_usable("demo")) return KP_EXIT_INTERNAL;
     if (!backend) {
-        be = kp_cli_auto_backend(root, cache);
+        if (kp_cli_auto_backend("demo", root, cache, &be)) return KP_EXIT_INTERNAL;
         if (!kp_backend_get(be)->gpu) fprintf(stderr, "[demo] no GPU answered: running on the host backend (the CPU)\n");
     }
     char ext[16];

@@ -84,7 +84,8 @@ static const cmd_help HELP[] = {
      "Runs the project's honest kernels and the exploit corpus through the naive protocol,\n"
      "each single flaw and the rigorous protocol, and prints the matrix of claimed\n"
      "speedups and verdicts with a short reading of it.\n\n"
-     "  --backend B        cuda where a GPU answers, else host\n"
+     "  --backend B        cuda where a GPU answers, else host (asked under the GPU's device\n"
+     "                     lock: one that cannot be opened or had is exit 70)\n"
      "  --only LIST        only rows whose name contains one of these (comma-separated)\n"
      "  --jobs N           rows in flight at once (cuda default: cores/4, at most 4; host 1).\n"
      "                     They share the GPU under a device lock: one process at a time\n"
@@ -337,9 +338,7 @@ static int cmd_calibrate(int argc, char **argv) {
         }
     }
     if (kp_cli_tmp_usable("calibrate")) return KP_EXIT_INTERNAL;
-    if (!backend) {
-        be = kp_cli_auto_backend(root, cache);
-    }
+    if (!backend && kp_cli_auto_backend("calibrate", root, cache, &be)) return KP_EXIT_INTERNAL;
     kp_wk *w = NULL;
     char err[600] = "";
     /* calibration measures: nobody else on the device, or no measurement */

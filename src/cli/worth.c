@@ -333,8 +333,8 @@ static int this_device(const char *backend, kp_env *e)
     }
     if (kp_cli_tmp_usable("worth"))
         return KP_EXIT_INTERNAL;
-    if (!backend)
-        be = kp_cli_auto_backend(root, cache);
+    if (!backend && kp_cli_auto_backend("worth", root, cache, &be))
+        return KP_EXIT_INTERNAL;
     /* The calibration measures: nobody else on the device, or no measurement. */
     if (kp_devlock_open_backend(be)) {
         fprintf(stderr, "kproof worth: %s\n", kp_devlock_error());

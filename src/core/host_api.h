@@ -109,6 +109,9 @@ int kp_devlock_open_backend(kp_backend be);
  * must follow all the same. */
 int kp_devlock_hold(int on);
 const char *kp_devlock_error(void);
+/* 1 when a take of the lock since it was opened failed (its bound passed,
+ * or it could not be opened): kp_devlock_error says why. */
+int kp_devlock_failed(void);
 /* on: say once on stderr when this process first waits for the lock
  * (kproof eval; the demo's rows wait for each other by design). */
 void kp_devlock_announce(int on);

@@ -35,6 +35,7 @@
 
 static int lock_fd = -1, depth = 0, announce = 0;
 static int open_failed;  /* the lock was asked for and could not be opened: open_err says why */
+static int take_failed;  /* a take since the lock was opened failed: lock_err says why */
 static char lock_path[512], lock_key[128], open_err[700];
 
 /* The temporary folder, one rule for every use: $TMPDIR when it is set
@@ -109,6 +110,7 @@ static int kp_devlock_open(const char *key) {
         safe[n++] = (*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') || *k == '-' ? *k : '_';
     safe[n] = 0;
     open_failed = 0;
+    take_failed = 0;
     snprintf(lock_key, sizeof lock_key, "%s", safe);
     const char *tmp = kp_tmp_dir(open_err, sizeof open_err);
     if (!tmp) {
@@ -268,6 +270,7 @@ int kp_devlock_hold(int on) {
             int rc = lock_fd >= 0 ? acquire() : -1;
             held_since = kp_wall_s();
             held_ok = rc == 0;
+            if (rc) take_failed = 1;
             if (rc && !lock_err[0]) snprintf(lock_err, sizeof lock_err, "%s", open_err);
         }
         return held_ok ? 0 : -1;
@@ -283,6 +286,8 @@ int kp_devlock_hold(int on) {
     }
     return 0;
 }
+
+int kp_devlock_failed(void) { return take_failed; }
 
 const char *kp_devlock_error(void) {
     if (lock_err[0]) return lock_err;
