@@ -128,6 +128,28 @@ refused "TMPDIR of 201 characters: eval" 70 "longer than 200 characters" \
     env TMPDIR="/$(printf 'x%.0s' $(seq 200))" "$K" eval "$T/s.c" "${q[@]}"
 refused "TMPDIR missing: calibrate" 70 "cannot be used" env TMPDIR="$long_missing" "$K" calibrate --backend host
 refused "TMPDIR missing: demo" 70 "cannot be used" env TMPDIR="$long_missing" "$K" demo --backend host --only stale
+# Without HOME the cache is kproof-<uid> in the temporary folder, by the
+# same rule: where TMPDIR cannot be used there is no cache, and the command
+# says why TMPDIR cannot be used (70); no cache is looked for, or made, in
+# a folder that rule refuses (here one that exists, over 200 characters,
+# holding a cache folder anyone could write).
+nohome() { env -u HOME -u XDG_CACHE_HOME -u KPROOF_CACHE "$@"; }
+long_cached="$T/$(printf 'c%.0s' $(seq 200))"
+mkdir -p "$long_cached/kproof-$(id -u)"
+chmod 777 "$long_cached/kproof-$(id -u)"
+refused "no HOME, TMPDIR of 201 characters: eval" 70 "longer than 200 characters" \
+    nohome TMPDIR="$long_cached" "$K" eval "$T/s.c" "${q[@]}"
+refused "no HOME, TMPDIR of 201 characters: calibrate" 70 "longer than 200 characters" \
+    nohome TMPDIR="$long_cached" "$K" calibrate --backend host
+refused "no HOME, TMPDIR of 201 characters: demo" 70 "longer than 200 characters" \
+    nohome TMPDIR="$long_cached" "$K" demo --backend host --only stale
+refused "no HOME, TMPDIR of 201 characters: worth" 70 "longer than 200 characters" \
+    nohome TMPDIR="$long_cached" "$K" worth --op softmax --backend host
+check "no HOME, TMPDIR of 201 characters: nothing written in its cache folder" \
+    [ -z "$(ls -A "$long_cached/kproof-$(id -u)")" ]
+refused "no HOME, TMPDIR missing: worth" 70 "TMPDIR=$long_missing cannot be used" \
+    nohome TMPDIR="$long_missing" "$K" worth --op softmax --backend host
+check "no HOME, TMPDIR missing: no folder made there" [ ! -e "$long_missing" ]
 long="$T/an-existing-temporary-folder-of-well-over-forty-characters"
 mkdir -p "$long"
 TMPDIR="$long" "$K" eval "$T/s.c" "${q[@]}" >"$T/out" 2>"$T/err"

@@ -97,6 +97,10 @@ const kp_op *kp_cli_op(const char *name, const char *dtype) {
 
 int kp_cli_cache_ok(const char *cmd, const char *cache) {
     char why[PATH_MAX + 200];
+    /* No cache without HOME and a usable temporary folder: nothing here to
+     * refuse, and the temporary folder's check (70) ends the command before
+     * anything would read or write a cache. */
+    if (!cache) return 1;
     if (!kp_cache_check(cache, why, sizeof why)) return 1;
     fprintf(stderr, "kproof %s: %s: a cache that others can write could change a verdict (a calibration, a build), "
                     "so kproof refuses it; or set KPROOF_CACHE to a folder of your own (docs/sandbox.md)\n",

@@ -22,7 +22,10 @@ const kp_op *kp_cli_op(const char *name, const char *dtype);
  * answers is then unknown, and the command ends with KP_EXIT_INTERNAL. */
 int kp_cli_auto_backend(const char *cmd, const char *root, const char *cache, kp_backend *be);
 /* 1 when the cache folder may be believed (kp_cache_check); else 0, with
- * one line on stderr saying why (the caller exits KP_EXIT_USAGE). */
+ * one line on stderr saying why (the caller exits KP_EXIT_USAGE). A NULL
+ * cache (kp_default_cache without a usable temporary folder) passes: the
+ * command's kp_cli_tmp_usable, which comes before any use of the cache,
+ * refuses the run. */
 int kp_cli_cache_ok(const char *cmd, const char *cache);
 /* The folder part of a path ("." when it has none). */
 void kp_cli_dir_of(const char *path, char *dir, size_t len);

@@ -91,11 +91,12 @@ const char *kp_wk_log(const kp_wk *w, int64_t *total_bytes);
 void kp_wk_stop(kp_wk *w);
 /* 0 when the worker executable of this backend is built; else err says so. */
 int kp_wk_available(kp_backend b, char *err, size_t errlen);
-/* kproof's temporary folder (devlock.c), for the device lock, builds and
- * the workers' private copies alike: $TMPDIR when set and not empty, else
- * /tmp; NULL, with why naming the folder and the reason, when it is not
- * an absolute path of at most KP_TMPDIR_MAX characters to a folder this
- * process can write. Nothing falls back to another folder. */
+/* kproof's temporary folder (devlock.c), for the device lock, builds, the
+ * workers' private copies and the cache without HOME alike: $TMPDIR when
+ * set and not empty, else /tmp; NULL, with why naming the folder and the
+ * reason, when it is not an absolute path of at most KP_TMPDIR_MAX
+ * characters to a folder this process can write. Nothing falls back to
+ * another folder. */
 #define KP_TMPDIR_MAX 200
 const char *kp_tmp_dir(char *why, size_t len);
 /* The device lock (devlock.c): opens the lock of this process's device
@@ -157,7 +158,9 @@ int kp_list_dir(const char *dir, kp_name **out);
 
 const char *kp_default_root(void);       /* KPROOF_ROOT or the source tree */
 /* KPROOF_CACHE, XDG_CACHE_HOME/kproof, ~/.cache/kproof, or without HOME
- * $TMPDIR/kproof-<uid> (/tmp/kproof-<uid>). */
+ * kproof-<uid> in the temporary folder (kp_tmp_dir: $TMPDIR, else /tmp);
+ * NULL without HOME where that folder cannot be used (nothing falls back
+ * to another folder). kp_cache_check and kp_build refuse NULL, saying why. */
 const char *kp_default_cache(void);
 /* 0 when the cache folder dir may be believed: it is this user's and not
  * writable by group or others, and each folder above it is this user's or

@@ -50,10 +50,12 @@ const char *kp_default_cache(void) {
         snprintf(buf, sizeof buf, "%s/.cache/kproof", h);
         return buf;
     }
-    /* No home: a folder of this user's own in the shared tmp (made 0700,
-     * and checked like any cache before it is believed). */
-    const char *t = getenv("TMPDIR");
-    snprintf(buf, sizeof buf, "%s/kproof-%u", t && t[0] == '/' ? t : "/tmp", (unsigned)geteuid());
+    /* No home: a folder of this user's own in kproof's temporary folder,
+     * by its one rule (made 0700, and checked like any cache before it is
+     * believed); none where that folder cannot be used. */
+    const char *t = kp_tmp_dir(NULL, 0);
+    if (!t) return NULL;
+    snprintf(buf, sizeof buf, "%s/kproof-%u", t, (unsigned)geteuid());
     return buf;
 }
 
@@ -125,6 +127,14 @@ static int walk_safe(const char *path, int last_strict, char *why, size_t len) {
 }
 
 int kp_cache_check(const char *dir, char *why, size_t len) {
+    if (!dir) {
+        char tmp_why[PATH_MAX + 200];
+        if (kp_tmp_dir(tmp_why, sizeof tmp_why))
+            snprintf(why, len, "no cache folder");
+        else
+            snprintf(why, len, "no cache folder: without HOME it is in the temporary folder, and %s", tmp_why);
+        return -1;
+    }
     if (walk_safe(dir, 1, why, len)) return -1;
     char real[PATH_MAX];
     if (realpath(dir, real) && strcmp(real, dir) && walk_safe(real, 1, why, len)) return -1;
@@ -550,11 +560,16 @@ int kp_build(kp_backend backend, const char *src, const char *root, const char *
         return -2;
     }
     key ^= ck;
+    char why[PATH_MAX + 200];
+    if (!cache_dir) { /* kp_default_cache without a place */
+        kp_cache_check(cache_dir, why, sizeof why);
+        snprintf(log, loglen, "%s", why);
+        return -2;
+    }
     if (mkdir_p(cache_dir)) {
         snprintf(log, loglen, "cannot create the cache directory %s: %s", cache_dir, strerror(errno));
         return -2;
     }
-    char why[PATH_MAX + 200];
     if (kp_cache_check(cache_dir, why, sizeof why)) {
         snprintf(log, loglen, "%s (set KPROOF_CACHE to a folder of your own)", why);
         return -2;
@@ -709,10 +724,11 @@ static void calib_path(char *buf, size_t len, const char *cache_dir, const char 
 
 int kp_calib_load(const char *cache_dir, const char *key, kp_calib_rep *c) {
     char path[PATH_MAX];
-    calib_path(path, sizeof path, cache_dir, key);
     char why[PATH_MAX + 200];
-    /* Written by someone else, or writable by them: measured again. */
-    if (kp_cache_check(cache_dir, why, sizeof why) || !file_ours(path)) return -1;
+    /* No cache, or one written by someone else or writable by them: measured again. */
+    if (kp_cache_check(cache_dir, why, sizeof why)) return -1;
+    calib_path(path, sizeof path, cache_dir, key);
+    if (!file_ours(path)) return -1;
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     memset(c, 0, sizeof *c);
@@ -738,7 +754,7 @@ int kp_calib_load(const char *cache_dir, const char *key, kp_calib_rep *c) {
 int kp_calib_save(const char *cache_dir, const char *key, const kp_calib_rep *c) {
     char path[PATH_MAX];
     char why[PATH_MAX + 200];
-    if (mkdir_p(cache_dir) || kp_cache_check(cache_dir, why, sizeof why)) return -1;
+    if (!cache_dir || mkdir_p(cache_dir) || kp_cache_check(cache_dir, why, sizeof why)) return -1;
     calib_path(path, sizeof path, cache_dir, key);
     /* Written aside, then renamed: evaluations running side by side never
      * read half a file. */

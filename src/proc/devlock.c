@@ -1,5 +1,6 @@
 /* devlock.c: one device, one user at a time, across processes; and the
- * temporary folder that the lock, the builds and the workers share.
+ * temporary folder that the lock, the builds, the workers and the cache
+ * without HOME share.
  *
  * Every exchange with a worker, and a whole timing phase, holds an
  * exclusive lock on a file named after the device (flock), so kproof
