@@ -292,6 +292,10 @@ int kp_wk_mem(kp_wk *w, int write, uint64_t addr, void *buf, size_t n) {
     return 0;
 }
 
+int kp_wk_mem_assured(void) {
+    return geteuid() == 0 || (kp_sb_enabled() && !(kp_sb_missing() & KP_SBD_USERNS));
+}
+
 /* Light requests: the worker only stores or reports a few bytes. */
 static int light(uint32_t type) {
     return type == KP_MSG_INPUTS || type == KP_MSG_PING || type == KP_MSG_ACCOUNT;

@@ -79,11 +79,14 @@ typedef struct kp_setup_req {
     int32_t guards;          /* 1: canaries around every buffer */
     uint32_t misalign[KP_MAX_SETS]; /* per set: bit b puts buffer b one element past a 16-byte boundary */
     /* 1 (host): allocate, guard and poison only; kproof writes the inputs
-     * into the worker's memory itself, then sends INPUTS. No code of the
-     * worker's runs between the inputs landing and the first call. */
+     * into the worker's memory itself, then sends INPUTS, the only request
+     * the worker serves between the inputs landing and the first call's.
+     * The seeds are then 0: the worker has no use for them. */
     int32_t parent_fills;
     int32_t pad;
 } kp_setup_req;
+/* (The host exploits that read these frames, in exploits/host/, spell
+ * out their sizes and offsets: change them with the structs.) */
 typedef struct kp_setup_rep {
     uint64_t in_cksum[KP_MAX_SETS][KP_MAX_BUFS]; /* checksums of the generated inputs (0 when parent_fills) */
     double gen_s;            /* time to generate, for progress */

@@ -77,7 +77,9 @@ void kpp_part_stop(part *p) {
     p->alive = 0;
     free(p->t);
     free(p->th);
-    p->t = p->th = NULL;
+    free(p->ov);
+    free(p->fl);
+    p->t = p->th = p->ov = p->fl = NULL;
     p->n = p->cap = 0;
 }
 
@@ -94,27 +96,35 @@ static int generator_mismatch(ctx *c, kp_shape_result *sr, int buf, int set, int
                       kp_backend_name(c->o->backend), c->op->bufs[buf].name, set, where);
 }
 
-/* A failed kp_wk_mem on a participant's worker, as a verdict. */
+/* A failed kp_wk_mem on a participant's worker (after kproof reached it
+ * once), as a verdict. */
 static int mem_failed(ctx *c, part *p, kp_shape_result *sr, int e, const char *what) {
-    if (e == ESRCH) {
+    if (e == ESRCH) { /* a request says how it ended */
+        char err[300];
+        int rc = kp_wk_call(p->w, KP_MSG_PING, NULL, 0, NULL, 0, NULL, 0, NULL, 5, err, sizeof err);
         p->alive = 0;
-        return kpp_worker_failed(c, p, sr, KP_WK_DIED, what, "the worker process is gone");
+        return kpp_worker_failed(c, p, sr, rc ? rc : KP_WK_DIED, what, rc ? err : "the worker process is gone");
     }
     if (e == EFAULT)
         return kpp_decide(sr, KP_REJECTED, "memory",
                           "%s: the worker's buffers were not mapped where its SETUP put them: the harness's memory "
                           "was unmapped or moved, which only code running in the worker can do",
                           what);
+    if ((e == EPERM || e == EACCES) && !kp_wk_mem_assured())
+        return kpp_decide(sr, KP_REJECTED, "memory",
+                          "%s: kproof reached the worker's memory before and is refused it now: the worker made "
+                          "itself unreachable (a process that is not dumpable), which only code running in it can do",
+                          what);
     return kpp_decide(sr, KP_ERROR, "harness", "%s in the worker's memory: %s", what, strerror(e));
 }
 
 /* Direct setup (host): kproof writes every input into the worker's memory
  * itself, from its own generator, and hands the worker their checksums.
- * Between the inputs landing and the first call the worker runs no code
- * of its own but that one light request (account.c judges its CPU), so a
- * candidate that hooks the worker's calls finds no moment outside the
- * clocks to compute answers in. Returns 0, 1 (decided), or -1 when the
- * machine refuses kproof the worker's memory (the caller falls back). */
+ * Between the inputs landing and the first call the worker serves no
+ * request but that one light one (account.c judges its CPU); the calls'
+ * own requests are bounded by the parent's clock (timing.c). Returns 0,
+ * 1 (decided), or -1 when the machine refuses kproof the worker's memory
+ * (the caller falls back). */
 static int direct_fill(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets, int nsets, const kp_setup_rep *rep,
                        kp_shape_result *sr) {
     memcpy(p->addr, rep->addr, sizeof p->addr);
@@ -142,14 +152,21 @@ static int direct_fill(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets
                 uint64_t sum = 0;
                 for (int64_t at = 0; at < n && !e; at += chunk) {
                     const int64_t len = n - at < chunk ? n - at : chunk;
-                    kp_gen_fill(c->op, sh, dist, b, sets[i].seed, stage, at, len);
+                    kp_gen_fill(c->op, sh, sets[i].lazy ? sets[i].dist : dist, b, sets[i].seed, stage, at, len);
                     e = kp_wk_mem(p->w, 1, p->addr[i][b] + (uint64_t)at * es, stage, (size_t)len * es);
                     sum += kp_cksum_at(stage, (size_t)len * es, (uint64_t)at * es / 4);
                 }
                 in->in_cksum[i][b] = sum;
             }
-            if (e && first && (e == EPERM || e == ENOSYS || e == EACCES)) bad = -1;
-            else if (e) bad = mem_failed(c, p, sr, e, "writing the inputs");
+            if (e && first && (e == EPERM || e == ENOSYS || e == EACCES)) {
+                if (kp_wk_mem_assured() || e == ENOSYS) bad = -1;
+                else /* the candidate's constructor could have made the worker not dumpable */
+                    bad = kpp_decide(sr, KP_ERROR, "sandbox",
+                                     "kproof cannot reach %s's worker's memory (%s), and where kproof is not root and "
+                                     "the worker has no user namespace the worker itself can refuse it (a process "
+                                     "that is not dumpable): judge it with the sandbox complete, or as root",
+                                     p->name, strerror(e));
+            } else if (e) bad = mem_failed(c, p, sr, e, "writing the inputs");
             first = 0;
         }
     free(stage);
@@ -184,10 +201,16 @@ static int part_setup(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets,
     size_t got = 0;
 again:
     q.parent_fills = p->direct;
+    /* Where kproof writes the inputs, the worker gets no seed: the
+     * generator is public (gen.h), and a seed in the worker's hands would
+     * let a hooked call rebuild the inputs and work on them while SETUP is
+     * served, before any clock. */
+    for (int i = 0; i < nsets; i++) q.seeds[i] = p->direct ? 0 : sets[i].seed;
     memset(&rep, 0, sizeof rep);
     int rc = kp_wk_call(p->w, KP_MSG_SETUP, &q, sizeof q, NULL, 0, &rep, sizeof rep, &got, c->o->timeout_s + 60, err,
                         sizeof err);
     if (rc) return kpp_worker_failed(c, p, sr, rc, "setting up inputs", err);
+    if (got != sizeof rep) return kpp_decide(sr, KP_REJECTED, "frame", "a SETUP reply of the wrong size on the result channel");
     p->held_sets = nsets;
     p->held_shape = *sh;
     p->snap_set = -1;
@@ -196,8 +219,8 @@ again:
         if (bad >= 0) return bad; /* the checksums are kproof's own */
         p->direct = 0;
         kp_result_warn(c->r, "kproof cannot write into %s's worker's memory on this machine (process_vm_writev "
-                       "refused): its inputs are generated and its outputs read back by the worker's own code, which "
-                       "a candidate can hook", p->name);
+                       "refused by its ptrace policy): its inputs are generated and its outputs read back by the "
+                       "worker's own code, which a candidate can hook", p->name);
         goto again;
     }
     /* The device must have generated exactly the inputs the parent holds:
@@ -320,7 +343,14 @@ static uint64_t direct_addr(ctx *c, const part *p, int set, int buf) {
 
 static int fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, void *dst, kp_shape_result *sr) {
     if (p->direct) {
-        int e = kp_wk_mem(p->w, 0, direct_addr(c, p, set, buf) + (uint64_t)off, dst, (size_t)bytes);
+        const int64_t size = set >= 0 && set < p->held_sets && buf >= 0 && buf < c->op->nbufs
+                                 ? c->op->buf_elems(&p->held_shape, buf) * (int64_t)kp_dtype_size(c->op->bufs[buf].dtype)
+                                 : -1;
+        const uint64_t at = size >= 0 ? direct_addr(c, p, set, buf) : 0;
+        if (!at || off < 0 || bytes < 0 || off + bytes > size)
+            return kpp_decide(sr, KP_ERROR, "harness", "a read of buffer %d of set %d outside what the worker holds",
+                              buf, set);
+        int e = kp_wk_mem(p->w, 0, at + (uint64_t)off, dst, (size_t)bytes);
         return e ? mem_failed(c, p, sr, e, "reading the output") : 0;
     }
     char err[300];

@@ -37,6 +37,8 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     int threads_ref;       /* thread count a call may not exceed (-1: not yet known) */
     int64_t mem_kept;      /* memory the worker's guarded calls kept, summed since it started */
     double *t, *th;        /* samples: reported time, host time */
+    double *ov;            /* and the parent's clock around the RUN request, less the reported time and flush */
+    double *fl;            /* and the flush the worker reported */
     int n, cap;
     int host_bound;        /* kept samples that were the host's enqueue time */
     int retired;           /* a baseline too slow to be the strongest: no longer called this shape */

@@ -13,7 +13,7 @@
 
 /* ---- phase 2: timing -------------------------------------------------------------- */
 
-static int push_sample(part *p, double t, double th) {
+static int push_sample(part *p, double t, double th, double ov, double fl) {
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 64;
         double *a = (double *)realloc(p->t, (size_t)cap * sizeof *a);
@@ -22,10 +22,18 @@ static int push_sample(part *p, double t, double th) {
         double *b = (double *)realloc(p->th, (size_t)cap * sizeof *b);
         if (!b) return -1;
         p->th = b;
+        double *o = (double *)realloc(p->ov, (size_t)cap * sizeof *o);
+        if (!o) return -1;
+        p->ov = o;
+        double *f = (double *)realloc(p->fl, (size_t)cap * sizeof *f);
+        if (!f) return -1;
+        p->fl = f;
         p->cap = cap;
     }
     p->t[p->n] = t;
     p->th[p->n] = th;
+    p->ov[p->n] = ov;
+    p->fl[p->n] = fl;
     p->n++;
     return 0;
 }
@@ -169,13 +177,12 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
  * kept (preemption only slows a batch down). The batch's last output is
  * checked too, so a candidate cannot idle through it.
  *
- * On the host, where nothing traces the work, each batch with calls runs
- * on sets of inputs made for it alone, its calls rotating over them (one
- * set a call where the batch has at most FLOOR_SETS calls), so no call of
- * those can be served from an answer kept from an earlier one; and every
- * set's last output of every such batch is checked. Returns 0 with *floor
- * set, or 1 when it decided the shape's verdict. */
-#define FLOOR_SETS 16
+ * On the host, where nothing traces the work, each call of a batch runs on
+ * a set of inputs made for that batch alone (up to FLOOR_SETS calls), so
+ * no call can be served from an answer kept from an earlier one, and every
+ * call's output is checked. Returns 0 with *floor set, or 1 when it
+ * decided the shape's verdict. */
+#define FLOOR_SETS KP_MAX_SETS
 
 static int floor_batch(ctx *c, part *p, int n, int call, int rotate, double median, kp_shape_result *sr, double *w) {
     char err[300];
@@ -216,11 +223,18 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
     if (n > 1000) n = 1000;
     double best[2] = {0, 0};
     const int fresh = !kp_backend_get(c->o->backend)->has_tracer;
-    int ns = 0; /* fresh sets a batch (host): its calls rotate over them */
+    int ns = 0; /* fresh sets a batch (host): one a call */
     if (fresh) {
+        /* Every call of a batch on a set of its own, and every one's
+         * output checked: where calls shared a set, only its last call's
+         * output could be checked, and the calls before it could return at
+         * once (a batch's length follows the candidate's own median, which
+         * it can make short). A batch of short calls is then shorter than
+         * 2 ms. */
         ns = n < FLOOR_SETS ? n : FLOOR_SETS;
         if (ns > nsets) ns = nsets; /* what the memory fit allowed each worker */
-        if (ns < 1) ns = 1;
+        if (ns < 2) ns = 2;
+        n = ns;
     }
     part *ctl = fresh ? control_part(parts, np, sh, ns) : NULL;
     iset sets[FLOOR_SETS];
@@ -239,6 +253,8 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
                 if (best[0] == 0 || w < best[0]) best[0] = w;
                 continue;
             }
+            kp_result_warn(c->r, "baseline %s dropped from the parent clock's control batches: %s", ctl->name,
+                           scratch.detail);
             ctl->alive = 0;
             ctl = NULL;
         }
@@ -302,6 +318,60 @@ static int parent_floor(ctx *c, part *parts, int np, int nsets, double median, c
 
 static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *sets, int nsets,
                          kp_shape_result *sr);
+
+/* The parent's clock around each timed RUN request, less the time the call
+ * reported and the cache flush: the harness's own work in the request
+ * (poison, guards, snapshot, the round trip), the same in every worker at
+ * a shape (host: 0.1-2.3 ms, honest candidates within 85 us of their
+ * baselines with two evals sharing 2 cores). A candidate whose requests
+ * take longer than the baselines' by more than half its median, and by
+ * more than 200 us and a tenth of theirs, worked inside them, outside its
+ * window (a hooked call before or after the call), which the floor
+ * believes up to 2x. Each side's 10% quantile (preemption only adds),
+ * against the baseline that spends the most. The flush's time is the
+ * worker's report, so it is held to the baselines' too, with the margin
+ * its noise needs (a flush reads 64 MiB: 3.6-4.6 ms, up to 0.9 ms apart
+ * between honest workers on a loaded host): a hooked call that hid its
+ * work by reporting a longer flush is caught there, beyond that margin. */
+#define OVERHEAD_MIN_S 200e-6
+#define FLUSH_MIN_S 300e-6
+
+static double most_of(part *parts, int np, int which, const char **who) {
+    double best = -1;
+    for (int k = 1; k < np; k++)
+        if (parts[k].alive && parts[k].n >= 5) {
+            double m = kp_quantile(which ? parts[k].fl : parts[k].ov, parts[k].n, 0.1);
+            if (m > best) best = m, *who = parts[k].name;
+        }
+    return best;
+}
+
+static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
+    const double med = sr->cand.median;
+    if (kp_backend_get(c->o->backend)->has_tracer || parts[0].n < 5 || !(med > 0)) return;
+    const char *who = NULL, *fwho = NULL;
+    const double base = most_of(parts, np, 0, &who), fbase = most_of(parts, np, 1, &fwho);
+    if (base < 0 || fbase < 0) return;
+    const double cand = kp_quantile(parts[0].ov, parts[0].n, 0.1), fcand = kp_quantile(parts[0].fl, parts[0].n, 0.1);
+    char a[48], b[48], e[48];
+    if (cand - base > 0.5 * med && cand - base > OVERHEAD_MIN_S + 0.1 * base) {
+        kp_fmt_time(a, sizeof a, cand, cand);
+        kp_fmt_time(b, sizeof b, base, base);
+        kp_fmt_time(e, sizeof e, cand - base, cand - base);
+        kpp_decide(sr, KP_REJECTED, "timer",
+                   "the parent's clock measured %s per timed request beyond the call's reported time and the cache "
+                   "flush, %s more than %s's worker spends on the same requests (%s): work done in the request "
+                   "outside the timed window (a hooked harness call before or after the call) is not timed",
+                   a, e, who, b);
+    } else if (fcand - fbase > 0.5 * med && fcand - fbase > FLUSH_MIN_S + 0.1 * fbase) {
+        kp_fmt_time(a, sizeof a, fcand, fcand);
+        kp_fmt_time(b, sizeof b, fbase, fbase);
+        kpp_decide(sr, KP_REJECTED, "timer",
+                   "the worker reported cache flushes of %s before the timed calls, where %s's worker flushes the "
+                   "same caches in %s: a report the candidate can rewrite, longer by more than half its median",
+                   a, fwho, b);
+    }
+}
 
 /* Speed of light. With the device's datasheet limits (kproof/limits.h):
  * a median below min_bytes / HBM bandwidth, or below the FLOPs over the
@@ -545,7 +615,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                                "launch latency included", p->name);
                 continue;
             }
-            if (keep && push_sample(p, t, ro.rep.host_s)) bad = kpp_decide(sr, KP_ERROR, "harness", "out of memory");
+            if (keep && push_sample(p, t, ro.rep.host_s, ro.wall - ro.rep.event_s - ro.rep.flush_s, ro.rep.flush_s)) bad = kpp_decide(sr, KP_ERROR, "harness", "out of memory");
         }
         if (bad || !keep) continue;
         retire_slow_baselines(c, parts, np, sr);
@@ -616,6 +686,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                            "around a batch of calls (%.3g s per call): the time was not measured honestly",
                            sr->cand.median, sr->cand.parent_floor);
         }
+        if (GUARD(c, KPP_G_TIMER) && sr->verdict == KP_PASS) request_overhead(c, parts, np, sr);
         if (sr->verdict == KP_PASS) {
             int w2 = kpp_work(c, KP_WORK_ACCOUNT);
             kpp_account(c, &parts[0], sr, "the parent-clock batches", 0, NULL, 0);
