@@ -392,6 +392,17 @@ else
     check "unprivileged user, maps refused: the mount namespace is named" \
         grep -q '"mount namespace: ' "$T/o"
     check "unprivileged user, maps refused: seccomp still holds" lacks '"seccomp filter: ' "$T/o"
+    # Without a user namespace a worker can refuse kproof its memory: from
+    # load, the eval cannot be judged here (ERROR sandbox); once kproof had
+    # reached it, only the worker could have (REJECTED memory).
+    cp "$S/tests/faults/fault.h" "$S/tests/faults/undumpable.c" "$S/tests/faults/undumpable_late.c" "$UT/"
+    chmod a+r "$UT"/*.c "$UT"/fault.h
+    nobody env KPROOF_SANDBOX_SKIP=maps "$UT/bin/kproof" eval "$UT/undumpable.c" "${q[@]}" --json >"$T/o" 2>"$T/e"
+    check "unprivileged user, maps refused: a worker not dumpable from load is ERROR sandbox" \
+        [ "$(json "$T/o" verdict)" = ERROR -a "$(json "$T/o" check)" = sandbox ]
+    nobody env KPROOF_SANDBOX_SKIP=maps "$UT/bin/kproof" eval "$UT/undumpable_late.c" "${q[@]}" --json >"$T/o" 2>"$T/e"
+    check "unprivileged user, maps refused: a worker made not dumpable by its call is REJECTED memory" \
+        [ "$(json "$T/o" verdict)" = REJECTED -a "$(json "$T/o" check)" = memory ]
     check "unprivileged user: no folder left in its TMPDIR" [ -z "$(ls -A "$UT/tmp" | grep '^kproof-[bw]-')" ]
     rm -rf "$UT"
 fi

@@ -86,10 +86,10 @@ int kp_wk_strays(kp_wk *w, int64_t *children_cpu_ns);
  * range is not mapped there (the candidate unmapped or never had it),
  * ESRCH the worker is gone, EPERM/ENOSYS the machine does not allow it. */
 int kp_wk_mem(kp_wk *w, int write, uint64_t addr, void *buf, size_t n);
-/* 1 when nothing a worker does can take its memory from kproof (kproof is
- * root, or the worker runs in a user namespace kproof made): a refusal is
- * then the machine's policy. Otherwise a worker that makes itself not
- * dumpable refuses kproof. */
+/* 1 when nothing a worker does can take its memory from kproof (the
+ * worker runs in a user namespace kproof made, or kproof holds
+ * CAP_SYS_PTRACE): a refusal is then the machine's policy. Otherwise a
+ * worker that makes itself not dumpable refuses kproof. */
 int kp_wk_mem_assured(void);
 /* The tail of what the worker printed (stdout + stderr), and how much. */
 const char *kp_wk_log(const kp_wk *w, int64_t *total_bytes);

@@ -162,9 +162,9 @@ static int direct_fill(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets
                 if (kp_wk_mem_assured() || e == ENOSYS) bad = -1;
                 else /* the candidate's constructor could have made the worker not dumpable */
                     bad = kpp_decide(sr, KP_ERROR, "sandbox",
-                                     "kproof cannot reach %s's worker's memory (%s), and where kproof is not root and "
-                                     "the worker has no user namespace the worker itself can refuse it (a process "
-                                     "that is not dumpable): judge it with the sandbox complete, or as root",
+                                     "kproof cannot reach %s's worker's memory (%s), and where the worker has no user "
+                                     "namespace and kproof no CAP_SYS_PTRACE the worker itself can refuse it (a "
+                                     "process that is not dumpable): judge it with the sandbox complete",
                                      p->name, strerror(e));
             } else if (e) bad = mem_failed(c, p, sr, e, "writing the inputs");
             first = 0;
