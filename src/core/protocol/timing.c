@@ -177,11 +177,12 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
  * kept (preemption only slows a batch down). The batch's last output is
  * checked too, so a candidate cannot idle through it.
  *
- * On the host, where nothing traces the work, each call of a batch runs on
- * a set of inputs made for that batch alone (up to FLOOR_SETS calls), so
- * no call can be served from an answer kept from an earlier one, and every
- * call's output is checked. Returns 0 with *floor set, or 1 when it
- * decided the shape's verdict. */
+ * On the host, where nothing traces the work, each batch with calls runs
+ * on sets of inputs made for it alone, its calls rotating over them (one
+ * set a call where the batch has at most FLOOR_SETS calls), so no call of
+ * those can be served from an answer kept from an earlier one; and every
+ * set's last output of every such batch is checked. Returns 0 with *floor
+ * set, or 1 when it decided the shape's verdict. */
 #define FLOOR_SETS KP_MAX_SETS
 
 static int floor_batch(ctx *c, part *p, int n, int call, int rotate, double median, kp_shape_result *sr, double *w) {
@@ -223,18 +224,19 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
     if (n > 1000) n = 1000;
     double best[2] = {0, 0};
     const int fresh = !kp_backend_get(c->o->backend)->has_tracer;
-    int ns = 0; /* fresh sets a batch (host): one a call */
+    int ns = 0; /* fresh sets a batch (host): its calls rotate over them */
     if (fresh) {
-        /* Every call of a batch on a set of its own, and every one's
-         * output checked: where calls shared a set, only its last call's
-         * output could be checked, and the calls before it could return at
-         * once (a batch's length follows the candidate's own median, which
-         * it can make short). A batch of short calls is then shorter than
-         * 2 ms. */
+        /* One set a call where a batch has at most FLOOR_SETS calls. A
+         * longer batch (calls under 2 ms / FLOOR_SETS) repeats its sets,
+         * and only each set's last output can be checked: a candidate that
+         * returns at once from the calls before it shrinks the floor to
+         * FLOOR_SETS of its n calls (docs/protocol.md says what that
+         * lets through). Batches of one call a set, however short, were
+         * tried: at a few microseconds a call the round trip's noise
+         * outweighed the calls, and honest kernels were REJECTED. */
         ns = n < FLOOR_SETS ? n : FLOOR_SETS;
         if (ns > nsets) ns = nsets; /* what the memory fit allowed each worker */
         if (ns < 1) ns = 1;
-        n = ns < 2 ? 2 : ns; /* one set (a naive flaw keeps one): two calls on it */
     }
     part *ctl = fresh ? control_part(parts, np, sh, ns) : NULL;
     iset sets[FLOOR_SETS];
