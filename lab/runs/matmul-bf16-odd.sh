@@ -18,10 +18,15 @@ python3 lab/gen.py >/dev/null
 OUT=$OUT/ops KP_COMMIT=${1:-unknown} KP_JOBS=4 KP_CORRECT_KERNELS='matmul/cuda/bf16-53' \
   timeout 100 bash scripts/gpu-check.sh build,correct >"$OUT/ops.log" 2>&1
 echo "ops exit $?"; pack
+# One eval takes at most 16 --shape: the row-class extras (16), then three more.
 OUT=$OUT/extra KP_COMMIT=${1:-unknown} KP_JOBS=4 KP_CORRECT_KERNELS='matmul/cuda/bf16-53' \
-KP_CORRECT_ARGS=$MM_ROWCLASS_EXTRAS,--shape,1024x4097x768,--shape,2048x1030x64,--shape,1031x9x8 \
+KP_CORRECT_ARGS=$MM_ROWCLASS_EXTRAS \
   timeout 60 bash scripts/gpu-check.sh correct >"$OUT/extra.log" 2>&1
 echo "extra exit $?"; pack
+OUT=$OUT/extra2 KP_COMMIT=${1:-unknown} KP_JOBS=4 KP_CORRECT_KERNELS='matmul/cuda/bf16-53' \
+KP_CORRECT_ARGS=--shape,1024x4097x768,--shape,2048x1030x64,--shape,1031x9x8 \
+  timeout 40 bash scripts/gpu-check.sh correct >"$OUT/extra2.log" 2>&1
+echo "extra2 exit $?"; pack
 S=1021x1031x1039,4096x4095x4096,8192x50257x768
 OUT=$OUT/odd KP_COMMIT=${1:-unknown} KP_KERNELS="matmul/cuda/(${2:-bf16-(14|53)})" KP_BUDGET=1.5 \
 KP_EVAL_ARGS=--shape,${S//,/,--shape,} KP_TORCH_OPS=matmul KP_TORCH_DTYPES=bf16 KP_TORCH_BUDGET=1 \
