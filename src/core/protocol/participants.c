@@ -66,6 +66,7 @@ int kpp_part_start(ctx *c, part *p, char *err, size_t len) {
     p->direct = p->alive && !kp_backend_get(c->o->backend)->has_tracer && GUARD(c, KPP_G_ACCOUNT) &&
                 GUARD(c, KPP_G_TOKEN) && kp_wk_cpu_get(p->w, 0).on;
     p->snap_set = -1;
+    p->mem_reached = 0;
     p->threads_ref = kp_backend_get(c->o->backend)->threads_at_hello ? p->hello.threads : -1;
     p->mem_kept = 0;
     return rc;
@@ -158,7 +159,8 @@ static int direct_fill(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets
                 }
                 in->in_cksum[i][b] = sum;
             }
-            if (e && first && (e == EPERM || e == ENOSYS || e == EACCES)) {
+            if (!e) p->mem_reached = 1;
+            if (e && first && !p->mem_reached && (e == EPERM || e == ENOSYS || e == EACCES)) {
                 if (kp_wk_mem_assured() || e == ENOSYS) bad = -1;
                 else /* the candidate's constructor could have made the worker not dumpable */
                     bad = kpp_decide(sr, KP_ERROR, "sandbox",
@@ -346,11 +348,14 @@ static int fetch(ctx *c, part *p, int set, int buf, int64_t off, int64_t bytes, 
         const int64_t size = set >= 0 && set < p->held_sets && buf >= 0 && buf < c->op->nbufs
                                  ? c->op->buf_elems(&p->held_shape, buf) * (int64_t)kp_dtype_size(c->op->bufs[buf].dtype)
                                  : -1;
-        const uint64_t at = size >= 0 ? direct_addr(c, p, set, buf) : 0;
-        if (!at || off < 0 || bytes < 0 || off + bytes > size)
+        if (size < 0 || off < 0 || bytes < 0 || off + bytes > size)
             return kpp_decide(sr, KP_ERROR, "harness", "a read of buffer %d of set %d outside what the worker holds",
                               buf, set);
-        int e = kp_wk_mem(p->w, 0, at + (uint64_t)off, dst, (size_t)bytes);
+        /* The address is the worker's report: one it made 0 is unmapped
+         * memory like any other (EFAULT), not kproof's mistake. */
+        const uint64_t at = direct_addr(c, p, set, buf);
+        int e = at ? kp_wk_mem(p->w, 0, at + (uint64_t)off, dst, (size_t)bytes) : EFAULT;
+        if (!e) p->mem_reached = 1;
         return e ? mem_failed(c, p, sr, e, "reading the output") : 0;
     }
     char err[300];

@@ -47,6 +47,7 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     /* Host: kproof writes the inputs into the worker's memory and reads the
      * outputs there itself (kp_wk_mem), at the addresses of the last SETUP. */
     int direct;
+    int mem_reached;       /* kproof has read or written the worker's memory */
     int snap_set;          /* the set whose output the worker's snapshot holds, -1 none */
     uint64_t addr[KP_MAX_SETS][KP_MAX_BUFS], snap_addr;
 } part;

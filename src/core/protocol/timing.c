@@ -354,7 +354,13 @@ static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
     if (kp_backend_get(c->o->backend)->has_tracer || parts[0].n < 5 || !(med > 0)) return;
     const char *who = NULL, *fwho = NULL;
     const double base = most_of(parts, np, 0, &who), fbase = most_of(parts, np, 1, &fwho);
-    if (base < 0 || fbase < 0) return;
+    if (base < 0 || fbase < 0) {
+        char st[64];
+        kp_shape_format(&sr->shape, st, sizeof st);
+        kp_result_warn(c->r, "%s: no baseline stood through the timing: the timed requests' own time was not "
+                       "compared (work outside the window is bounded by the parent clock at 2x)", st);
+        return;
+    }
     const double cand = kp_quantile(parts[0].ov, parts[0].n, 0.1), fcand = kp_quantile(parts[0].fl, parts[0].n, 0.1);
     char a[48], b[48], e[48];
     if (cand - base > 0.5 * med && cand - base > OVERHEAD_MIN_S + 0.1 * base) {
