@@ -184,6 +184,7 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
  * set's last output of every such batch is checked. Returns 0 with *floor
  * set, or 1 when it decided the shape's verdict. */
 #define FLOOR_SETS KP_MAX_SETS
+#define LIGHT_CAP_NS 1000000 /* 1 ms: honest INPUTS requests took 12-363 us */
 
 static int floor_batch(ctx *c, part *p, int n, int call, int rotate, double median, kp_shape_result *sr, double *w) {
     char err[300];
@@ -256,6 +257,12 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
     memset(sets, 0, sizeof sets);
     int m = 0; /* sets built */
     int bad = 0;
+    /* A batch whose set-up's light request (INPUTS) took the worker's own
+     * thread more than LIGHT_CAP_NS is not believed as the fastest: a
+     * hooked call may have worked there on the batch's inputs. One such
+     * request may be the kernel's doing; every one is the candidate's. */
+    int calls = 0, tainted = 0;
+    int64_t taint_ns = 0;
     for (int b = 0; b < 18 && !bad; b++) {
         int call = b % 2;
         double w = 0;
@@ -291,15 +298,25 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
                 bad = kpp_decide(sr, KP_ERROR, "harness", "%s", err);
                 break;
             }
+            const int64_t l0 = kp_wk_cpu_get(p->w, 0).light_ns;
             if (kpp_part_setup(c, p, sh, 0, sets, m, 1, NULL, sr)) {
                 bad = 1;
                 break;
+            }
+            const int64_t dl = kp_wk_cpu_get(p->w, 0).light_ns - l0;
+            calls++;
+            if (p->direct && dl > LIGHT_CAP_NS) {
+                tainted++;
+                if (dl > taint_ns) taint_ns = dl;
+                w = -1; /* checked below, not believed */
             }
         }
         /* The batches without calls poison the same rotation of outputs
          * (the worker holds at least ns sets: the timing sets, or the last
          * batch's). */
+        const int untrusted = w < 0;
         bad = floor_batch(c, p, n, call, fresh ? ns : 0, median, sr, &w);
+        if (untrusted) w = -1;
         /* Every batch with calls is checked, after its clock and before
          * the next batch poisons its outputs: each one's time may be the
          * fastest, so none may idle. */
@@ -308,8 +325,14 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
             for (int i = 0; i < m && !bad; i++) bad = kpp_check_sampled(c, p, sh, &sets[i], i, sr);
             c->check_what = NULL;
         }
-        if (!bad && (best[call] == 0 || w < best[call])) best[call] = w;
+        if (!bad && w >= 0 && (best[call] == 0 || w < best[call])) best[call] = w;
     }
+    if (!bad && calls > 0 && tainted == calls)
+        bad = kpp_decide(sr, KP_REJECTED, "account",
+                         "before every parent-clock batch the worker's own thread used over %.1f ms of CPU in the "
+                         "light request that hands over the batch's inputs (the most, %.2f ms), where the harness "
+                         "stores a table of checksums: work done there on the batch's inputs is not timed",
+                         LIGHT_CAP_NS * 1e-6, taint_ns * 1e-6);
     /* Without fresh sets the batches ran on set 0: its last output. */
     if (!bad && !fresh && GUARD(c, KPP_G_CHECK_TIMED)) {
         c->check_what = "the last call of a parent-clock batch";
