@@ -2,19 +2,21 @@
  *
  * Adds over 14 (everything else unchanged): 14 reads A by row classes,
  * and so stores C a 16-byte chunk at a time, only where A's rows are off
- * a 16-byte boundary (K % 8 != 0). Where K % 8 == 0 and N is odd (a
- * vocabulary projection: 8192x50257x768), A is aligned but C's rows are
- * not, and 14 stored C a row at a time. Here the row classes are taken
- * whenever A's or C's rows are unaligned (A aligned reads the same
- * through the classes), so those shapes get 14's chunk store too. The
- * aligned shapes and 4095^3 run 14's code.
- * Predicted: the row store's cost at 4095^3 (11 us of 14's 213) scaled to
+ * a 16-byte boundary (K % 8 != 0). Where K % 8 == 0 and C's rows are off
+ * 16 bytes (N % 8 != 0, or C itself: a vocabulary projection,
+ * 8192x50257x768), A is aligned but C's rows are not, and 14 stored C a
+ * row at a time. Here the row classes are taken whenever A's or C's rows
+ * are unaligned (A aligned reads the same through the classes), so those
+ * shapes get 14's chunk store too. The aligned shapes, 4095^3 and
+ * anything with M under 1024 (no classes) run 14's code.
+ * Predicted: the row store's cost at 4095^3 (11 us of 14's 213,
+ * results/2026-12-04-h200-a15cdf7) scaled to
  * the projection's 1.2 ms: 5-8% less there, nothing elsewhere.
  * measured (one H200, as lab 53, the same code): 1.129 ms [1.125, 1.140]
  * at 8192x50257x768 against 14's 1.205 ms [1.204, 1.207] (1.07x; torch.
  * compile 950 us), 209.90 us at 4096x4095x4096 against 14's 209.06,
  * NOISY at 1021x1031x1039 (results/2026-12-05-h200-8ce607f/matmul-odd);
- * PASS on the op's 14 shapes and 20 partial and unaligned ones
+ * PASS on 33 shapes, the op's 14 and 19 partial and unaligned ones
  * (results/2026-12-05-h200-8ce607f/matmul-odd-correct,
  * results/2026-12-05-h200-559f145).
  */

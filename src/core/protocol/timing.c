@@ -216,25 +216,25 @@ static part *control_part(part *parts, int np, const kp_shape *sh, int ns) {
     return NULL;
 }
 
-static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double median, const kp_shape *sh, iset *tsets,
+static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double median, double fastest,
+                             const kp_shape *sh, iset *tsets,
                              kp_shape_result *sr, double *floor) {
     part *p = &parts[0];
     *floor = 0;
     const int fresh = !kp_backend_get(c->o->backend)->has_tracer;
-    /* A batch holds about 2 ms of calls. On the host its length follows
-     * the slower of the candidate's median and the fastest baseline's: a
-     * candidate that reports a short median cannot lengthen the batch past
-     * its sets (where calls repeat a set, only the last one's output can
-     * be checked, and the calls before it could return at once). A
-     * candidate faster than every baseline gets a batch shorter than 2 ms. */
-    double fastest = 0;
-    for (int k = 1; fresh && k < np; k++)
-        if (parts[k].alive && parts[k].n >= 3) {
-            double m = kp_median(parts[k].t, parts[k].n);
-            if (m > 0 && (fastest == 0 || m < fastest)) fastest = m;
-        }
-    const double per = fastest > median ? fastest : median;
-    int n = per > 0 ? (int)(0.002 / per) : 100;
+    /* A batch holds about 2 ms of calls. On the host a candidate that
+     * reports a short median cannot lengthen it past its sets by that
+     * alone (where calls repeat a set, only the last one's output can be
+     * checked, and the calls before it could return at once): the batch
+     * holds at most as many calls as the fastest baseline's 2 ms, or as
+     * its sets, whichever is more. (`fastest`: the fastest baseline's
+     * median when the timing ended, 0 for none.) */
+    int n = median > 0 ? (int)(0.002 / median) : 100;
+    if (fresh && fastest > 0) {
+        int cap = (int)(0.002 / fastest), sets_most = nsets < FLOOR_SETS ? nsets : FLOOR_SETS;
+        if (cap < sets_most) cap = sets_most;
+        if (n > cap) n = cap;
+    }
     if (n < 2) n = 2;
     if (n > 1000) n = 1000;
     double best[2] = {0, 0};
@@ -346,10 +346,10 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
 }
 
 /* The same, its seconds charged to the floor. */
-static int parent_floor(ctx *c, part *parts, int np, int nsets, double median, const kp_shape *sh, iset *set0,
-                        kp_shape_result *sr, double *floor) {
+static int parent_floor(ctx *c, part *parts, int np, int nsets, double median, double fastest, const kp_shape *sh,
+                        iset *set0, kp_shape_result *sr, double *floor) {
     int was = kpp_work(c, KP_WORK_FLOOR);
-    int rc = parent_floor_body(c, parts, np, nsets, median, sh, set0, sr, floor);
+    int rc = parent_floor_body(c, parts, np, nsets, median, fastest, sh, set0, sr, floor);
     kpp_work(c, was);
     return rc;
 }
@@ -706,6 +706,9 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
             kp_boot_ratio_ci(parts[best].t, parts[best].n, parts[0].t, parts[0].n, 0.95, 2000, kp_rng_next(&c->rng),
                              &sr->speedup_lo, &sr->speedup_hi);
         }
+        /* The fastest baseline's median, fixed for all three floors: one
+         * dropped from their control batches does not lengthen the next. */
+        const double fastest = best > 0 ? kp_median(parts[best].t, parts[best].n) : 0;
         /* Sanity bounds. Speed of light first: an impossible time is the
          * plainer evidence. The parent-side clock belongs to two flaws: a
          * harness that times the launch has none, and neither has one that
@@ -713,7 +716,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
         if (GUARD(c, KPP_G_SOL)) speed_of_light(c, sh, sr, parts[0].t, parts[0].n);
         if (timer_ev[0] && sr->verdict == KP_PASS) kpp_decide(sr, KP_REJECTED, "timer", "%s", timer_ev);
         if (GUARD(c, KPP_G_TIMER) && sr->verdict == KP_PASS &&
-            parent_floor(c, parts, np, nsets, sr->cand.median, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
+            parent_floor(c, parts, np, nsets, sr->cand.median, fastest, sh, &sets[0], sr, &sr->cand.parent_floor) == 0) {
             /* A machine busy with other work can slow every batch of one
              * measurement (seen on a 2-core host running tests side by
              * side); a forged clock is short on every one. So a floor that
@@ -722,7 +725,8 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                                 sr->cand.median < 0.5 * sr->cand.parent_floor;
                  again++) {
                 double f2 = 0;
-                if (parent_floor(c, parts, np, nsets, sr->cand.median, sh, &sets[0], sr, &f2) == 0 && f2 < sr->cand.parent_floor)
+                if (parent_floor(c, parts, np, nsets, sr->cand.median, fastest, sh, &sets[0], sr, &f2) == 0 &&
+                    f2 < sr->cand.parent_floor)
                     sr->cand.parent_floor = f2;
             }
             if (sr->verdict == KP_PASS && sr->cand.parent_floor > 0 && sr->cand.median < 0.5 * sr->cand.parent_floor)
