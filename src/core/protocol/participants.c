@@ -139,7 +139,7 @@ static int direct_fill(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets
         free(stage);
         return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
     }
-    int bad = 0, first = 1;
+    int bad = 0;
     for (int i = 0; i < nsets && !bad; i++)
         for (int b = 0; b < c->op->nbufs && !bad; b++) {
             if (c->op->bufs[b].output) continue;
@@ -160,7 +160,9 @@ static int direct_fill(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets
                 in->in_cksum[i][b] = sum;
             }
             if (!e) p->mem_reached = 1;
-            if (e && first && !p->mem_reached && (e == EPERM || e == ENOSYS || e == EACCES)) {
+            /* Refused before kproof ever reached this worker: the machine's
+             * policy, or a worker not dumpable from load. */
+            if (e && !p->mem_reached && (e == EPERM || e == ENOSYS || e == EACCES)) {
                 if (kp_wk_mem_assured() || e == ENOSYS) bad = -1;
                 else /* the candidate's constructor could have made the worker not dumpable */
                     bad = kpp_decide(sr, KP_ERROR, "sandbox",
@@ -169,7 +171,6 @@ static int direct_fill(ctx *c, part *p, const kp_shape *sh, int dist, iset *sets
                                      "process that is not dumpable): judge it with the sandbox complete",
                                      p->name, strerror(e));
             } else if (e) bad = mem_failed(c, p, sr, e, "writing the inputs");
-            first = 0;
         }
     free(stage);
     if (!bad) {
