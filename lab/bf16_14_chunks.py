@@ -84,6 +84,7 @@ MUTATE_WAIT = False  # --mutate-wait: bulk_wait_read<2> instead of <1>, which mu
 MUTATE_WAIT1 = False  # --mutate-wait1 (--tensor): <1> also at a dx = 0 tile's quarter 0, which must fail
 MUTATE_WAIT0 = False  # --mutate-wait0: no wait at quarter 0, caught only across tiles
 MUTATE = False  # --mutate: the chunk reads one element off, which the checks must catch
+MUTATE_CLIP = False  # --mutate-clip (--tensor): 16's maps, N + dx columns wide, no tail stores; must fail
 
 
 def store_chunks(DX, slots, cw, cur, prv, g0, lane, q, p, rstep, r0, M, lim, out, value_of, reads):
@@ -409,8 +410,9 @@ def run_boxes(cw, keep_last=False):
                 continue  # the copy engine clips past the class's rows
             for e in range(64):
                 v = b["x"] + e
-                if v >= b["N"] + b["cdx"]:
-                    continue  # and past the view's columns
+                if (v & ~7) >= b["width"]:
+                    continue  # and whole 16-byte chunks past the map's columns; a chunk the
+                    # clip cuts is written whole here, as the H200 wrote it (16: WRONG at 4095^3)
                 byte = rho * 128 + (((e >> 3) ^ (rho & 7)) << 4) + (e & 7) * 2
                 qq, word = slots_[(cw, b["slot"])][byte & ~3]
                 assert qq == b["tag"], ("a box store reads a slot rewritten since", qq, b["tag"])
@@ -423,6 +425,25 @@ def run_boxes(cw, keep_last=False):
                     continue
                 out_put(b["out"], elem, val, b["value_of"])
     BOXES[cw] = kept
+
+
+def store_tail(cw, cur, q, g0, lane, tc0, dx, p, rstep, r0, M, lim, out, value_of):
+    """18's store_tail: tile columns tc0 .. lim - 1 (a row's elements past its
+    last whole chunk) staged in quarter q, an element at a time, but for
+    those store_edges writes (dx > 0: the first 8 - dx, the last dx)."""
+    gr = lane >> 1
+    if r0 + 8 * gr >= M:
+        return
+    g = g0 + gr
+    dst = p + gr * rstep
+    for t in range(4):
+        c = tc0 + 4 * (lane & 1) + t
+        if 64 * q <= c < 64 * q + 64 and 0 <= c < lim and not (dx > 0 and (c < 8 - dx or c >= 256 - dx)):
+            x = c - 64 * q
+            a = g * 128 + (((x >> 3) ^ (g & 7)) << 4) + 2 * (x & 7)
+            qq, w = slots_[(cw, cur)][a & ~3]
+            assert qq == (TILE_ID, q), ("stale tail read", q, qq)
+            out_put(out, dst + c, (w >> (16 * ((a >> 1) & 1))) & 0xFFFF, value_of)
 
 
 def stage(cw, slot, q, m0, n0, U, value):
@@ -457,6 +478,10 @@ def tile_tensor(M, N, Cbase, m0, n0, U, value):
                     value_of[C + r * N + c] = value(r, c)
     out = {}
     lim, rstep = N - n0, 8 * N
+    w8 = (N + cdx) & ~7  # the map's width: whole chunks
+    tc0 = w8 - cdx - n0  # tile columns from tc0 on: store_tail
+    tail = tc0 < lim and tc0 < 256 and not MUTATE_CLIP
+    width = N + cdx if MUTATE_CLIP else w8
     for cw in range(2):
         yb = y + cw * 64
         live = 8 * yb + j < M
@@ -465,8 +490,15 @@ def tile_tensor(M, N, Cbase, m0, n0, U, value):
                 slot = q & 1
                 run_boxes(cw, keep_last=q > 0 or MUTATE_WAIT1)  # bulk_wait_read<0> at quarter 0, <1> after
                 stage(cw, slot, q, m0, n0, U, value)
-                if live and 64 * q < lim:
-                    BOXES.setdefault(cw, []).append(dict(y=yb, rows=rows_j, N=N, cdx=0, C=C, j=j, n0=n0, out=out,
+                for warp in range(4):
+                    r0 = 8 * (yb + warp * 16) + j
+                    for lane in range(32):
+                        if tail:
+                            store_tail(cw, slot, q, warp * 16, lane, tc0, 0, C + r0 * N + n0, rstep, r0, M, lim, out,
+                                       value_of)
+                if live and n0 + 64 * q < width:
+                    BOXES.setdefault(cw, []).append(dict(y=yb, rows=rows_j, N=N, width=width, cdx=0, C=C, j=j, n0=n0,
+                                                         out=out,
                                                          value_of=value_of, x=n0 + 64 * q, slot=slot,
                                                          tag=(TILE_ID, q), group=(TILE_ID, q)))
                 GROUP[cw] = (TILE_ID, q)
@@ -486,6 +518,9 @@ def tile_tensor(M, N, Cbase, m0, n0, U, value):
                 if q in (0, 3):
                     for lane in range(32):
                         store_edges(slots_, cw, slot, q, g0, lane, q == 3, cdx, p, rstep, r0, M, lim, out, value_of)
+                if tail:
+                    for lane in range(32):
+                        store_tail(cw, slot, q, g0, lane, tc0, cdx, p, rstep, r0, M, lim, out, value_of)
                 if q == 0:
                     continue
                 if q < 3:
@@ -500,13 +535,13 @@ def tile_tensor(M, N, Cbase, m0, n0, U, value):
                         write_box(cw, 1, g0, lane, w3[lane], ("B", TILE_ID, 3))
             if q == 0:
                 continue
-            common = dict(y=yb, rows=rows_j, N=N, cdx=cdx, C=C, j=j, n0=n0, out=out, value_of=value_of)
+            common = dict(y=yb, rows=rows_j, N=N, width=width, cdx=cdx, C=C, j=j, n0=n0, out=out, value_of=value_of)
             x = n0 + 8 + 64 * (q - 1)
             assert x % 8 == 0, "a box off a 16-byte boundary"
-            if live and x - cdx < N:
+            if live and x < width:
                 BOXES.setdefault(cw, []).append(dict(common, x=x, slot=other, tag=("B", TILE_ID, q - 1),
                                                      group=(TILE_ID, q)))
-            if q == 3 and live and n0 + 192 - cdx < N:
+            if q == 3 and live and n0 + 192 < width:
                 BOXES.setdefault(cw, []).append(dict(common, x=n0 + 192, slot=1, tag=("B", TILE_ID, 3),
                                                      group=(TILE_ID, q)))
             GROUP[cw] = (TILE_ID, q)
@@ -519,20 +554,20 @@ def tile_tensor(M, N, Cbase, m0, n0, U, value):
 def main():
     global MUTATE, BULK, MUTATE_WAIT
     args = sys.argv[1:]
-    if (any(a not in ("--mutate", "--bulk", "--tensor", "--mutate-wait", "--mutate-wait0", "--mutate-wait1")
-            for a in args)
-            or ("--mutate-wait1" in args and "--tensor" not in args)
+    if (any(a not in ("--mutate", "--bulk", "--tensor", "--mutate-wait", "--mutate-wait0", "--mutate-wait1",
+                      "--mutate-clip") for a in args)
+            or (("--mutate-wait1" in args or "--mutate-clip" in args) and "--tensor" not in args)
             or sum(a.startswith("--mutate") for a in args) > 1 or ("--bulk" in args and "--tensor" in args)
             or ("--mutate-wait" in args and "--bulk" not in args)
             or ("--mutate-wait0" in args and "--bulk" not in args and "--tensor" not in args)):
         print("usage: bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]"
-              " | --tensor [--mutate | --mutate-wait0 | --mutate-wait1]")
+              " | --tensor [--mutate | --mutate-wait0 | --mutate-wait1 | --mutate-clip]")
         return 2
     MUTATE, BULK, MUTATE_WAIT = "--mutate" in args, "--bulk" in args, "--mutate-wait" in args
     global MUTATE_WAIT0
     MUTATE_WAIT0 = "--mutate-wait0" in args
-    global TENSOR, MUTATE_WAIT1
-    TENSOR, MUTATE_WAIT1 = "--tensor" in args, "--mutate-wait1" in args
+    global TENSOR, MUTATE_WAIT1, MUTATE_CLIP
+    TENSOR, MUTATE_WAIT1, MUTATE_CLIP = "--tensor" in args, "--mutate-wait1" in args, "--mutate-clip" in args
     value = lambda r, c: (r * 7919 + c * 104729 + 12345) & 0xFFFF  # noqa: E731
     shapes = [(4095, 4095), (4095, 4096), (4096, 4095), (1024, 4095), (1031, 300), (2049, 520), (1100, 256),
               (4097, 4097), (1024, 1), (1024, 7), (2048, 1030), (1030, 263)]

@@ -3,8 +3,10 @@
 # element by element (lab/probes/mm_errmap.cu: every element against an
 # fp32 reference, by row class, tile column and row end), at the row-class
 # shapes, C on and off 16 bytes; then the strides of the tensor torch.mm
-# returns, eager and compiled (lab/probes/torch_out_strides.py). $1: the
-# commit; $2: the kernel files (default bf16 14 and 17). About 150 s.
+# returns, eager and compiled (lab/probes/torch_out_strides.py); then the
+# kernel files launch by launch (lab/mm_kernels.py, 10 cold calls) at
+# 4095^3, 4096x4095x4096 and 8192x50257x768. $1: the commit; $2: the
+# kernel files (default bf16 14 and 17). About 300 s.
 set -u
 . "$(dirname "$0")/lib.sh"; lab_run_begin mmerr
 lab_stamp "${1:-unknown}"
@@ -26,7 +28,15 @@ for f in $files; do
   done
   pack
 done
-PYTHONUNBUFFERED=1 timeout 200 python3 lab/probes/torch_out_strides.py 150 4095x4095x4095 4096x4095x4096 \
+for s in 4095x4095x4095 4096x4095x4096 8192x50257x768; do
+  args=""
+  for f in $files; do args="$args --kernel $f"; done
+  echo "== $s" >>"$OUT/launches.log"
+  PYTHONUNBUFFERED=1 timeout 100 python3 lab/mm_kernels.py --shape $s --modes '' $args >>"$OUT/launches.txt" \
+    2>>"$OUT/launches.log"
+  echo "$s exit $?" >>"$OUT/launches.log"; pack
+done
+PYTHONUNBUFFERED=1 timeout 120 python3 lab/probes/torch_out_strides.py 90 4095x4095x4095 4096x4095x4096 \
   8192x50257x768 1021x1031x1039 >"$OUT/strides.txt" 2>"$OUT/strides.log"
 echo "strides exit $?" >>"$OUT/strides.txt"
 pack
