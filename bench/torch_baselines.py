@@ -22,12 +22,13 @@ launches, so a run with --kernels says so in its JSON ("kernels_profiled")
 and its times are for explaining, not for a table of record.
 
 Differences from kproof, stated: torch allocates its own outputs (kproof
-poisons a preallocated one) and need not pack them: where a matmul's N
-is not a multiple of 8, torch.compile in both modes returns a view of a
-padded product, rows of N rounded up to 8 (4096 at 4095x4095x4095, 50264
-at 8192x50257x768; eager packs; results/2026-12-05-h200-82333fb/
-matmul-errmap/strides.txt), so it skips the unaligned stores of C a
-kproof candidate makes, whose C is packed at N a row; outputs are not checked here beyond a
+poisons a preallocated one) and need not pack them: at the unaligned
+matmul shapes measured, torch.compile in both modes returns a view of a
+padded product, rows of N rounded up to 8 (4096 at 4095x4095x4095 and
+4096x4095x4096, 50264 at 8192x50257x768; eager packs, and every mode
+packs at 1021x1031x1039; results/2026-12-05-h200-82333fb/matmul-errmap/
+strides.txt), so it skips the unaligned stores of C a kproof candidate
+makes, whose C is packed at N a row; outputs are not checked here beyond a
 one-time comparison with eager, and the stream is held by a fixed ~1 ms
 device sleep instead of kproof's blocker that waits for the host to finish
 enqueuing (1 ms is far more than a call's Python dispatch). Each row also

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""matmul bf16 14's chunk store of C, 15's bulk row stores and 16's tensor
+"""matmul bf16 14's chunk store of C, 15's bulk row stores and 18's tensor
 stores through C's row-class maps, on the CPU (standard library only).
 
 The kernel's epilogue for a row-class tile (V == 2), transcribed: each
@@ -42,7 +42,8 @@ rewrote, no quarter restages a slot a pending copy reads, every bulk copy
 is 16-byte aligned at both ends with a size a multiple of 16, and no read
 sees a rewritten chunk where it wants a staged one or the reverse. Not
 modelled: the proxy fence (its place is checked by reading the kernel).
-16 (--tensor): each warpgroup stages quarter q in slot q % 2; once
+18 (--tensor; 16 with its maps ending on whole chunks): each warpgroup
+stages quarter q in slot q % 2; once
 quarter q is staged the box image of the quarter before is written over
 its slot (each warp its own rows; box chunk i of row g from staged chunks
 i and i + 1, chunk 0 of the other slot for i = 7), at quarter 3 both
@@ -50,15 +51,17 @@ remaining boxes (the second from chunks i - 1 and i, chunk 7 of the
 other slot for i = 0), and the copy engine stores each 64 x 64 box at
 view column n0 + 8 + 64k or n0 + 192 of class j's view of C (base at the
 16-byte boundary at or below row j's first element), clipped at the
-view's N + dx columns and the class's rows; store_edges at quarters 0 and
-3; where dx = 0 (the class's rows on 16-byte boundaries) quarter q is
+map's (N + dx) & ~7 columns (whole 16-byte chunks; a chunk the clip cuts
+would be written whole, as the H200 wrote it for 16) and the class's
+rows; store_edges at quarters 0 and 3, store_tail (a row's elements past
+its last whole chunk) at the quarter holding them; where dx = 0 (the class's rows on 16-byte boundaries) quarter q is
 itself the box at n0 + 64q, stored once staged, after bulk_wait_read<0>
 at quarter 0 and <1> at the others. Checked as well: every box at a view
 column that is a multiple of 8,
 the only element written twice is chunk 24's and with the same value, no
 slot restaged while a box store may read it (boxes read at the next
 quarter's bulk_wait_read<0> or at the kernel's end), box reads only of
-the warp's own rows. Not modelled for 16: the proxy fence and the
+the warp's own rows. Not modelled for 18: the proxy fence and the
 barriers (all lanes' reads come before any rewrite, all warps' images
 before the store, by construction), the slots' 1024-byte alignment the
 swizzle needs, the tensor maps' encoding.
@@ -67,9 +70,11 @@ the chunk reads by one element where dx > 0; with --bulk, --mutate-wait
 lets two bulk groups stay pending (bulk_wait_read<2>), and
 --mutate-wait0 leaves out quarter 0's wait (caught only in the next tile;
 with --tensor, quarter 2's), and --mutate-wait1 (--tensor) lets a dx = 0
-tile's quarter 0 wait as <1> (caught after a dx > 0 tile).
+tile's quarter 0 wait as <1> (caught after a dx > 0 tile), and
+--mutate-clip (--tensor) gives the maps 16's N + dx columns and no tail
+stores (a box cut inside a chunk writes the next row's elements).
     python3 lab/bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]
-        | --tensor [--mutate | --mutate-wait0 | --mutate-wait1]
+        | --tensor [--mutate | --mutate-wait0 | --mutate-wait1 | --mutate-clip]
 """
 import sys
 
@@ -344,9 +349,9 @@ def check_banks(reads, dx, q):
                 assert len(gl) == len(set(gl)), ("bank conflict", k, which, g, gl)
 
 
-# ---- 16: tensor stores through C's row-class maps (--tensor) --------------
+# ---- 18: tensor stores through C's row-class maps (--tensor) --------------
 
-TENSOR = False  # --tensor: 16's boxes at aligned view columns
+TENSOR = False  # --tensor: 18's boxes at aligned view columns
 BOXES = {}  # consumer -> box stores issued, not yet known to have read their slot
 
 
@@ -358,7 +363,7 @@ def join(DX, lo, hi):
 
 
 def read_box(DX, ahead, cw, cur, other, tags, g0, lane):
-    """16's read_box<DX, AHEAD>: w[k] of lane; tags[slot] = the (tile, quarter) it must hold."""
+    """18's read_box<DX, AHEAD>: w[k] of lane; tags[slot] = the (tile, quarter) it must hold."""
     i = lane & 7
     w = []
     for k in range(4):
@@ -447,7 +452,7 @@ def store_tail(cw, cur, q, g0, lane, tc0, dx, p, rstep, r0, M, lim, out, value_o
 
 
 def stage(cw, slot, q, m0, n0, U, value):
-    """All four warps' fragment writes of quarter q into slot (16's staging)."""
+    """All four warps' fragment writes of quarter q into slot (18's staging)."""
     for warp in range(4):
         for lane in range(32):
             for jj in range(8):
@@ -461,7 +466,7 @@ def stage(cw, slot, q, m0, n0, U, value):
 
 
 def tile_tensor(M, N, Cbase, m0, n0, U, value):
-    """16's epilogue for both consumer warpgroups of the tile at (m0, n0)."""
+    """18's epilogue for both consumer warpgroups of the tile at (m0, n0)."""
     global TILE_ID
     TILE_ID += 1
     C = Cbase // 2
@@ -619,7 +624,7 @@ def main():
                         print("FAIL value", (M, N, off, m0, n0, e))
                         return 1
                 n += 1
-    print(("16's class-map tensor stores" if TENSOR else "15's bulk row stores" if BULK else "14's chunk store")
+    print(("18's class-map tensor stores" if TENSOR else "15's bulk row stores" if BULK else "14's chunk store")
           + ": %d (shape, C offset, tile) cases, every element of C once with its value" % n)
     print("ok")
     return 0

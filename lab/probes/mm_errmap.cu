@@ -71,6 +71,10 @@ int main(int argc, char **argv) {
     }
     const long long M = atoll(argv[1]), N = atoll(argv[2]), K = atoll(argv[3]);
     const int coff = argc > 4 ? atoi(argv[4]) : 0;
+    if (M < 1 || N < 1 || K < 1 || M > 65535 || coff < 0 || coff > 255) {
+        fprintf(stderr, "errmap: M, N, K at least 1, M at most 65535 (the reference's grid), COFF 0..255\n");
+        return 2;
+    }
     unsigned short *A, *B, *Cbuf;
     float *R;
     CK(cudaMalloc(&A, M * K * 2));
@@ -82,10 +86,12 @@ int main(int argc, char **argv) {
     fill<<<1024, 256>>>(B, K * N, 2);
     poison<<<1024, 256>>>(Cbuf, M * N + 256);
     ref<<<dim3((unsigned)((N + 255) / 256), (unsigned)M), 256>>>(A, B, R, (int)M, (int)N, (int)K);
+    CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     const int rc = kp_matmul_bf16(A, B, C, M, N, K, 0);
     CK(cudaDeviceSynchronize());
-    std::vector<unsigned short> c(M * N + 256 - coff);
+    std::vector<unsigned short> before(coff + 1), c(M * N + 256 - coff);
+    CK(cudaMemcpy(before.data(), Cbuf, (coff + 1) * 2, cudaMemcpyDeviceToHost));
     std::vector<float> r(M * N);
     CK(cudaMemcpy(c.data(), C, c.size() * 2, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(r.data(), R, M * N * 4, cudaMemcpyDeviceToHost));
@@ -114,10 +120,11 @@ int main(int argc, char **argv) {
         }
         if (rb) rows_bad++;
     }
-    long long past = 0; /* poison overwritten past C's end */
+    long long past = 0; /* poison overwritten past C's end or before its start */
     for (long long i = M * N; i < (long long)c.size(); i++) past += c[i] != POISON;
+    for (int i = 0; i < coff; i++) past += before[i] != POISON;
     printf("errmap M=%lld N=%lld K=%lld coff=%d rc=%d: %lld of %lld bad (%.4f%%), rows with a bad element %lld; "
-           "poison left %lld, zeros %lld; in the first 8 columns %lld, the last 8 %lld; written past C's end %lld\n",
+           "poison left %lld, zeros %lld; in the first 8 columns %lld, the last 8 %lld; written outside C %lld\n",
            M, N, K, coff, rc, bad, M * N, 100.0 * bad / (double)(M * N), rows_bad, pois, zero, head, tail, past);
     printf("  by row %% 8:");
     for (int j = 0; j < 8; j++) printf(" %lld", byclass[j]);

@@ -17,7 +17,8 @@
  * before chunk 1 and the dx after chunk 31 are stored an element at a
  * time (store_edges). A slot is restaged only after the store that read
  * it has (bulk_wait_read<0>). Where a class's rows start on 16-byte
- * boundaries (dx = 0: C aligned and N % 8 == 0, as at 4096x4096x4095)
+ * boundaries (dx = 0: class 0 where C is 16-byte aligned, and every
+ * class where N % 8 == 0 too, as at 4096x4096x4095)
  * quarter q is itself the box at view column n0 + 64q, stored as soon as
  * it is staged, as the aligned path stores it.
  * A class map ends at the last whole 16-byte chunk of its rows (view
@@ -35,9 +36,9 @@
  * 8192x50257x768, where C is 823 MB and a tile's mainloop only 12 k-tiles,
  * more: 17's store there runs about a fifth of a tile's mainloop time.
  * The other shapes run 12's code.
- * Measured (one H200): PASS on 33 shapes, the op's 14 and 19 partial and
+ * Measured (one H200): PASS on 32 shapes, the op's 14 and 18 partial and
  * unaligned ones (results/2026-12-05-h200-0a0c40e); every element right at
- * ten row-class shapes, C on and off 16 bytes (lab/probes/mm_errmap.cu,
+ * ten shapes, eight of them row-class shapes, C on and off 16 bytes (lab/probes/mm_errmap.cu,
  * results/2026-12-05-h200-82333fb). Against 17 in the same eval: 213.86 us
  * [212.35, 214.78] at 4095^3, 1.00x [1.00, 1.01]; 205.95 us at
  * 4096x4095x4096, 1.02x [1.01, 1.02]; 1.103 ms at 8192x50257x768, 1.02x
@@ -1242,7 +1243,8 @@ static int make_c_class_maps(ClassMaps *cls, PFN_cuTensorMapEncodeTiled_v12000 e
         const uintptr_t first = (uintptr_t)(C + (int64_t)j * N), base = first & ~(uintptr_t)15;
         cls->cdx[j] = (int)((first - base) / 2);
         /* Whole chunks only (the kernel stores the rest an element at a
-         * time); at least one, though no box is issued below column 8. */
+         * time); at least one, though no box is issued where that is under 8
+         * (the kernel's issue tests use the same w8). */
         const int64_t w8 = (N + cls->cdx[j]) & ~(int64_t)7;
         if (make_map(&cls->c[j], encode, (const void *)base, (M - 1 - j) / 8 + 1, w8 > 8 ? w8 : 8, 8 * N, 64, 64))
             return 1;
