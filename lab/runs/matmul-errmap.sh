@@ -6,12 +6,12 @@
 # returns, eager and compiled (lab/probes/torch_out_strides.py); then the
 # kernel files launch by launch (lab/mm_kernels.py, 10 cold calls) at
 # 4095^3, 4096x4095x4096 and 8192x50257x768. $1: the commit; $2: the
-# kernel files (default bf16 14 and 17). About 300 s.
+# kernel files (default bf16 17 and 18). About 300 s.
 set -u
 . "$(dirname "$0")/lib.sh"; lab_run_begin mmerr
 lab_stamp "${1:-unknown}"
 K=kernels/matmul/cuda
-files=${2:-$K/bf16-14-chunk-store.cu $K/bf16-17-c-classes.cu}
+files=${2:-$K/bf16-17-c-classes.cu $K/bf16-18-class-stores.cu}
 for f in $files; do
   b=$(basename "${f%.cu}")
   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude lab/probes/mm_errmap.cu "$f" \
