@@ -48,6 +48,10 @@ int kp_wk_start(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char *err, si
 int kp_wk_call(kp_wk *w, uint32_t type, const void *req, size_t reqlen, const void *extra, size_t extralen, void *rep,
                size_t repcap, size_t *replen, double timeout_s, char *err, size_t errlen);
 double kp_wk_last_wall(const kp_wk *w);
+/* The worker process's CPU (every thread) over the last exchange, read
+ * from the kernel at its edges with accounting on (kp_wk_cpu_start), in
+ * s; -1 when not measured. */
+double kp_wk_last_cpu(const kp_wk *w);
 
 /* CPU work of a host worker, read from outside it: the process's CPU clock
  * (every thread, ended ones included), in ns, taken just before each
@@ -190,5 +194,9 @@ void kp_device_key(const kp_env *e, char *buf, size_t len);
  * when absent or `force`. *measured says which. 0 ok. */
 int kp_device_facts(kp_wk *w, const char *cache, int force, kp_env *e, kp_calib_rep *c, int *measured, char *err,
                     size_t len);
+/* Measures the peaks again and keeps, peak by peak, the higher of that and
+ * *c (a busy device only measures lower), caching the result where it
+ * rose. Returns 1 when a peak rose, 0 when none did, -1 on failure. */
+int kp_device_remeasure(kp_wk *w, const char *cache, const kp_env *e, kp_calib_rep *c, char *err, size_t len);
 
 #endif

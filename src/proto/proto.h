@@ -141,6 +141,10 @@ typedef struct kp_run_rep {
     double enqueue_s;         /* host clock around the call alone */
     int32_t blocked;          /* KP_RUN_BLOCK: 1 held and released, 2 the hold timed out, 0 not held */
     int32_t pad;
+    /* The worker's main thread's CPU over the call's window and over the
+     * flush: the worker's own report, which the candidate could forge, so
+     * kproof takes no more of it than event_s and flush_s. */
+    double event_cpu_s, flush_cpu_s;
 } kp_run_rep;
 
 /* FETCH: reply payload is the raw bytes */

@@ -295,6 +295,16 @@ static int threads_down_to(int target, int max_ms) {
     return n;
 }
 
+/* This thread's CPU, in ns. Not the process's: with a CPU-time limit set
+ * (the sandbox's RLIMIT_CPU) the kernel keeps the process's total at its
+ * ticks and context switches, so a running thread reads it milliseconds
+ * stale. */
+static int64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static int call_candidate(int s) {
     void *bufs[KP_MAX_BUFS];
     for (int b = 0; b < g_op->nbufs; b++) bufs[b] = g_sets[s].data[b];
@@ -312,9 +322,11 @@ static int do_run(const kp_run_req *q) {
         if (poison_output(s)) return fail(2, "poison failed: %s", kp_dev_error());
     }
     if (q->flags & KP_RUN_FLUSH) {
+        int64_t fc0 = thread_cpu_ns();
         uint64_t f0 = kp_now_ns();
         if (kp_dev_flush()) return fail(2, "flush failed: %s", kp_dev_error());
         r.flush_s = (double)(kp_now_ns() - f0) * 1e-9;
+        r.flush_cpu_s = (double)(thread_cpu_ns() - fc0) * 1e-9;
     }
     if (kp_dev_sync()) return fail(2, "device error before the call: %s", kp_dev_error());
     r.threads_before = (q->flags & KP_RUN_THREADS) ? count_threads() : 0;
@@ -329,6 +341,7 @@ static int do_run(const kp_run_req *q) {
     kp_dev_trace_mark(held);
 
     /* ---- the timed window ---- */
+    int64_t c0 = thread_cpu_ns();
     uint64_t h0 = kp_now_ns();
     kp_dev_event_start();
     kp_dev_trace_enter();
@@ -337,6 +350,7 @@ static int do_run(const kp_run_req *q) {
     uint64_t he = kp_now_ns();
     kp_dev_trace_leave();
     kp_dev_event_stop();
+    r.event_cpu_s = (double)(thread_cpu_ns() - c0) * 1e-9;
     kp_dev_trace_end();
     if (held) kp_dev_block_end();
     if (q->flags & KP_RUN_SYNC) r.dev_error = kp_dev_sync();

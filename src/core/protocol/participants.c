@@ -79,8 +79,8 @@ void kpp_part_stop(part *p) {
     free(p->t);
     free(p->th);
     free(p->ov);
-    free(p->fl);
-    p->t = p->th = p->ov = p->fl = NULL;
+    free(p->ovf);
+    p->t = p->th = p->ov = p->ovf = NULL;
     p->n = p->cap = 0;
 }
 
@@ -264,6 +264,7 @@ int kpp_part_run(ctx *c, part *p, int set, int flags, run_out *out, kp_shape_res
                         c->o->timeout_s, err, sizeof err);
     kpp_work(c, was);
     out->wall = kp_wk_last_wall(p->w);
+    out->cpu = kp_wk_last_cpu(p->w);
     p->snap_set = (flags & KP_RUN_SNAPSHOT) ? set : -1;
     if (rc) {
         p->alive = 0;

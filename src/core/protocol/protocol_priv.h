@@ -37,10 +37,11 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     int threads_ref;       /* thread count a call may not exceed (-1: not yet known) */
     int64_t mem_kept;      /* memory the worker's guarded calls kept, summed since it started */
     double *t, *th;        /* samples: reported time, host time */
-    double *ov;            /* and the parent's clock around the RUN request, less the reported time and flush */
-    double *fl;            /* and the flush the worker reported */
+    double *ov;            /* and the RUN request's own time, less the reported time and flush (request_own) */
+    double *ovf;           /* and the same with the flush the worker reported left in */
     int n, cap;
     int host_bound;        /* kept samples that were the host's enqueue time */
+    int ov_cpu;            /* kept samples whose request's own time had the worker's CPU to go by */
     int retired;           /* a baseline too slow to be the strongest: no longer called this shape */
     int held_sets;         /* its last SETUP's sets, at held_shape: the worker's next SETUP reuses or */
     kp_shape held_shape;   /* frees their memory before it allocates (kpp_timing counts on that) */
@@ -73,6 +74,8 @@ typedef struct ctx {
     kp_rng rng;
     int flaws;
     kp_calib_rep calib;
+    part *trusted;         /* the worker that measured the peaks (NULL: the caller gave them) */
+    int peaks_again;       /* the peaks were measured again during this evaluation */
     double shape_t0;
     /* The shape in progress, whose work_s the running kind of work
      * (KP_WORK_*) is charged to since work_t0 (kpp_work). */
@@ -123,6 +126,7 @@ extern const kpp_guard_info kpp_guards[KPP_G_COUNT];
 typedef struct run_out { /* one call: the worker's report, the parent's wall time */
     kp_run_rep rep;
     double wall;
+    double cpu; /* the worker process's CPU over the request (host), -1 unknown */
 } run_out;
 
 typedef struct shape_item { /* a shape to run, where it came from, whether it is timed */
