@@ -337,14 +337,47 @@ static void acct_begin(kp_wk *w, uint32_t type, int64_t *c0, int64_t *m0) {
     }
 }
 
+/* 1 when no thread of the process is running or waiting to run. */
+static int threads_asleep(pid_t pid) {
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    int asleep = 1;
+    struct dirent *e;
+    while (asleep && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char buf[512];
+        snprintf(path, sizeof path, "/proc/%d/task/%.20s/stat", (int)pid, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue; /* a thread that ended meanwhile */
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        const char *q = strrchr(buf, ')'); /* the command may hold spaces */
+        if (!q || q[1] != ' ' || q[2] == 'R') asleep = 0;
+    }
+    closedir(d);
+    return asleep;
+}
+
 /* A request's end: in one that runs no call, the CPU of threads other
- * than the main one. */
+ * than the main one. The request's CPU (last_cpu) of a RUN or BATCH is
+ * read once every thread of the worker sleeps, waiting up to 2 ms for
+ * that, or not at all: where a CPU-time limit is set (the sandbox's
+ * RLIMIT_CPU) the kernel brings a process's total up to date at its ticks
+ * and context switches only, so a thread still running after its reply
+ * (by accident, or a candidate spinning on purpose) reads milliseconds
+ * short. */
 static void acct_end(kp_wk *w, uint32_t type, int64_t c0, int64_t m0) {
     if (!w->acct || c0 < 0) return;
+    int asleep = 0;
+    if (!runs_no_call(type))
+        for (int i = 0; i < 40 && !(asleep = threads_asleep(w->target)); i++) usleep(50);
     int64_t c1 = clock_ns(w->clk);
     if (c1 < 0) return;
     w->end_cpu = c1;
-    w->last_cpu = c1 > c0 ? (double)(c1 - c0) * 1e-9 : 0;
+    if (asleep) w->last_cpu = c1 > c0 ? (double)(c1 - c0) * 1e-9 : 0;
     if (!runs_no_call(type) || m0 < 0) return;
     int64_t m1 = main_run_ns(w->target);
     if (m1 < 0) return;

@@ -80,7 +80,9 @@ void kpp_part_stop(part *p) {
     free(p->th);
     free(p->ov);
     free(p->ovf);
-    p->t = p->th = p->ov = p->ovf = NULL;
+    free(p->ovc);
+    free(p->ovfc);
+    p->t = p->th = p->ov = p->ovf = p->ovc = p->ovfc = NULL;
     p->n = p->cap = 0;
 }
 

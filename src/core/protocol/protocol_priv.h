@@ -37,11 +37,11 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     int threads_ref;       /* thread count a call may not exceed (-1: not yet known) */
     int64_t mem_kept;      /* memory the worker's guarded calls kept, summed since it started */
     double *t, *th;        /* samples: reported time, host time */
-    double *ov;            /* and the RUN request's own time, less the reported time and flush (request_own) */
+    double *ov;            /* and the RUN request's own time by the parent's clock (request_own) */
     double *ovf;           /* and the same with the flush the worker reported left in */
+    double *ovc, *ovfc;    /* and both by the worker's CPU (host; NAN where not read) */
     int n, cap;
     int host_bound;        /* kept samples that were the host's enqueue time */
-    int ov_cpu;            /* kept samples whose request's own time had the worker's CPU to go by */
     int retired;           /* a baseline too slow to be the strongest: no longer called this shape */
     int held_sets;         /* its last SETUP's sets, at held_shape: the worker's next SETUP reuses or */
     kp_shape held_shape;   /* frees their memory before it allocates (kpp_timing counts on that) */

@@ -13,58 +13,50 @@
 
 /* ---- phase 2: timing -------------------------------------------------------------- */
 
-static int push_sample(part *p, double t, double th, double ov, double ovf) {
+/* A timed RUN request's own time: the parent's clock around it, less the
+ * call's reported time and the flush the worker reported (use_cpu 0). On
+ * the host, also the worker process's CPU over the request (every thread,
+ * from the kernel) less the CPU the worker reports for its main thread in
+ * the call's window and the flush, each taken at most as long as its
+ * reported time (use_cpu 1; NAN where the request's CPU was not read).
+ * With the flush left in (with_flush), nothing of the flush is taken off.
+ * Waiting for a CPU is in the wall times and not in the CPU: on a host
+ * whose cores are all busy a request waits whole milliseconds at random,
+ * before, in or after the call, in one worker's requests more than
+ * another's. Work is in both: work on the worker's main thread in the
+ * request outside the window lengthens the wall time and is CPU of the
+ * process; work on other threads that the main thread waits for is their
+ * CPU. Reports are the candidate's to forge, so none is taken beyond its
+ * reported time: a longer call is a slower timed sample, a longer flush is
+ * held to the baselines' (request_overhead). */
+static double request_own(const run_out *ro, int with_flush, int use_cpu) {
+    const kp_run_rep *r = &ro->rep;
+    if (!use_cpu) return ro->wall - r->event_s - (with_flush ? 0 : r->flush_s);
+    if (ro->cpu < 0) return NAN;
+    double call = r->event_cpu_s >= 0 && r->event_cpu_s < r->event_s ? r->event_cpu_s : r->event_s;
+    double flush = r->flush_cpu_s >= 0 && r->flush_cpu_s < r->flush_s ? r->flush_cpu_s : r->flush_s;
+    return ro->cpu - call - (with_flush ? 0 : flush);
+}
+
+static int push_sample(part *p, double t, double th, const run_out *ro) {
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 64;
-        double *a = (double *)realloc(p->t, (size_t)cap * sizeof *a);
-        if (!a) return -1;
-        p->t = a;
-        double *b = (double *)realloc(p->th, (size_t)cap * sizeof *b);
-        if (!b) return -1;
-        p->th = b;
-        double *o = (double *)realloc(p->ov, (size_t)cap * sizeof *o);
-        if (!o) return -1;
-        p->ov = o;
-        double *f = (double *)realloc(p->ovf, (size_t)cap * sizeof *f);
-        if (!f) return -1;
-        p->ovf = f;
+        double **arr[] = {&p->t, &p->th, &p->ov, &p->ovf, &p->ovc, &p->ovfc};
+        for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
+            double *a = (double *)realloc(*arr[i], (size_t)cap * sizeof *a);
+            if (!a) return -1;
+            *arr[i] = a;
+        }
         p->cap = cap;
     }
     p->t[p->n] = t;
     p->th[p->n] = th;
-    p->ov[p->n] = ov;
-    p->ovf[p->n] = ovf;
+    p->ov[p->n] = request_own(ro, 0, 0);
+    p->ovf[p->n] = request_own(ro, 1, 0);
+    p->ovc[p->n] = request_own(ro, 0, 1);
+    p->ovfc[p->n] = request_own(ro, 1, 1);
     p->n++;
     return 0;
-}
-
-/* A timed RUN request's own time: the parent's clock around it, less the
- * call's reported time and the flush the worker reported. On the host,
- * also the worker process's CPU over the request (every thread, from the
- * kernel) less the CPU the worker reports for the call's window and the
- * flush, each taken at most as long as their reported time; the smaller
- * of the two is kept. With the flush left in (with_flush), nothing of the
- * flush is taken off. Waiting for a CPU is in the wall times and not in
- * the CPU: on a host whose cores are all busy a request waits whole
- * milliseconds at random, before, in or after the call, in one worker's
- * requests more than another's. Work is in both: work on the worker's
- * main thread in the request outside the window lengthens the wall time
- * and is CPU of the process; work on other threads that the main thread
- * waits for is their CPU. Reports are the candidate's to forge, so none
- * is taken beyond its reported time: a longer call is a slower timed
- * sample, a longer flush is held to the baselines' (request_overhead).
- * Threads of a parallel call use more CPU than the call's wall time: then
- * the wall time is the smaller. */
-static double request_own(const run_out *ro, int with_flush) {
-    const kp_run_rep *r = &ro->rep;
-    double own = ro->wall - r->event_s - (with_flush ? 0 : r->flush_s);
-    if (ro->cpu >= 0) {
-        double call = r->event_cpu_s >= 0 && r->event_cpu_s < r->event_s ? r->event_cpu_s : r->event_s;
-        double flush = r->flush_cpu_s >= 0 && r->flush_cpu_s < r->flush_s ? r->flush_cpu_s : r->flush_s;
-        double cpu = ro->cpu - call - (with_flush ? 0 : flush);
-        if (cpu < own) own = cpu;
-    }
-    return own;
 }
 
 static int64_t set_bytes(const kp_op *op, const kp_shape *sh) {
@@ -207,7 +199,7 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
 
 /* Parent-side clock. Batches of n calls, each on a freshly poisoned output
  * as in timed calls, and the same batches without the calls, timed from
- * this process (on the host, their CPU where less: floor_batch); the
+ * this process (on the host, their CPU where that counts); the
  * difference per call is what a (warm) call really costs, at most what a
  * cold one does. The fastest of several of each is kept (preemption only
  * slows a batch down). The batch's last output is
@@ -222,7 +214,8 @@ static void fill_timing(ctx *c, const kp_shape *sh, part *p, kp_timing *t) {
 #define FLOOR_SETS KP_MAX_SETS
 #define LIGHT_CAP_NS 1000000 /* 1 ms: honest INPUTS requests took 12-363 us */
 
-static int floor_batch(ctx *c, part *p, int n, int call, int rotate, double median, kp_shape_result *sr, double *w) {
+static int floor_batch(ctx *c, part *p, int n, int call, int rotate, double median, kp_shape_result *sr, double *w,
+                       double *wc) {
     char err[300];
     kp_batch_req q = {0, n, call, rotate};
     kp_batch_rep rep;
@@ -236,14 +229,11 @@ static int floor_batch(ctx *c, part *p, int n, int call, int rotate, double medi
     }
     if (rep.rc)
         return kpp_decide(sr, KP_ERROR, "rc", "the entry point %s returned %d in a batch of calls", c->op->entry, rep.rc);
-    /* On the host the batch's CPU, where less than its wall time: waiting
-     * for a CPU is not work (a busy host's batches wait milliseconds at
-     * random), and every piece of a host call's work runs on a thread of
-     * the worker's process, where the kernel counts it. A parallel
-     * call's threads use more CPU than the wall time: then the wall. */
-    double t = kp_wk_last_wall(p->w), cpu = kp_wk_last_cpu(p->w);
-    if (cpu >= 0 && cpu < t) t = cpu;
-    *w = t / n;
+    /* And on the host the batch's CPU (-1 where not read): parent_floor_body
+     * says which counts. */
+    double cpu = kp_wk_last_cpu(p->w);
+    *w = kp_wk_last_wall(p->w) / n;
+    *wc = cpu >= 0 ? cpu / n : -1;
     return 0;
 }
 
@@ -280,7 +270,8 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
     }
     if (n < 2) n = 2;
     if (n > 1000) n = 1000;
-    double best[2] = {0, 0};
+    double best[2] = {0, 0}, best_c[2] = {0, 0};
+    int cpu_all = 1; /* every batch kept had its CPU read */
     int ns = 0; /* fresh sets a batch (host): its calls rotate over them */
     if (fresh) {
         /* One set a call where a batch has at most FLOOR_SETS calls. A
@@ -308,14 +299,16 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
     int64_t taint_ns = 0;
     for (int b = 0; b < 18 && !bad; b++) {
         int call = b % 2;
-        double w = 0;
+        double w = 0, wc = -1;
         if (!call && ctl) {
             /* A baseline that fails here is dropped from the control, not
              * held against the candidate: its own control takes over. */
             kp_shape_result scratch;
             memset(&scratch, 0, sizeof scratch);
-            if (floor_batch(c, ctl, n, 0, ns, median, &scratch, &w) == 0) {
+            if (floor_batch(c, ctl, n, 0, ns, median, &scratch, &w, &wc) == 0) {
                 if (best[0] == 0 || w < best[0]) best[0] = w;
+                if (wc < 0) cpu_all = 0;
+                else if (best_c[0] == 0 || wc < best_c[0]) best_c[0] = wc;
                 continue;
             }
             kp_result_warn(c->r, "baseline %s dropped from the parent clock's control batches: %s", ctl->name,
@@ -358,8 +351,8 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
          * (the worker holds at least ns sets: the timing sets, or the last
          * batch's). */
         const int untrusted = w < 0;
-        bad = floor_batch(c, p, n, call, fresh ? ns : 0, median, sr, &w);
-        if (untrusted) w = -1;
+        bad = floor_batch(c, p, n, call, fresh ? ns : 0, median, sr, &w, &wc);
+        if (untrusted) w = wc = -1;
         /* Every batch with calls is checked, after its clock and before
          * the next batch poisons its outputs: each one's time may be the
          * fastest, so none may idle. */
@@ -369,6 +362,10 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
             c->check_what = NULL;
         }
         if (!bad && w >= 0 && (best[call] == 0 || w < best[call])) best[call] = w;
+        if (!bad && !untrusted) {
+            if (wc < 0) cpu_all = 0;
+            else if (best_c[call] == 0 || wc < best_c[call]) best_c[call] = wc;
+        }
     }
     if (!bad && calls > 0 && tainted == calls)
         bad = kpp_decide(sr, KP_REJECTED, "account",
@@ -384,7 +381,18 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
     }
     for (int i = 0; i < m; i++) kpp_iset_free(c->op, &sets[i]);
     if (bad) return 1;
-    *floor = best[1] > best[0] ? best[1] - best[0] : 0;
+    /* By the CPU where every batch's was read and the calls' is no more
+     * than their wall time (one call on one thread): waiting for a CPU is
+     * not work, and a busy host's batches wait milliseconds at random.
+     * Every piece of a host call's work runs on a thread of the worker's
+     * process, where the kernel counts it (the request's CPU is read once
+     * every thread sleeps: kp_wk_last_cpu). A parallel call's threads make
+     * the CPU more than the wall time: then both kinds of batch by the
+     * wall. */
+    if (cpu_all && best_c[1] > 0 && best_c[1] <= best[1])
+        *floor = best_c[1] > best_c[0] ? best_c[1] - best_c[0] : 0;
+    else
+        *floor = best[1] > best[0] ? best[1] - best[0] : 0;
     return 0;
 }
 
@@ -407,12 +415,16 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
  * take longer than the baselines' by more than half its median, and by
  * more than 200 us and a tenth of theirs, worked inside them, outside its
  * window (a hooked call before or after the call), which the floor
- * believes up to 2x. Each side's median, against the baseline that spends
- * the most. Where some request had no CPU reading (accounting off), each
- * side's 10% quantile instead, as waiting for a CPU only adds to the wall
- * time. Not the 10% quantile of the CPU's: a call that waited for a CPU
- * inside its window reports a longer time, which makes that request's own
- * time come out short, by milliseconds on a busy host. The flush's time is the worker's report, which the
+ * believes up to 2x. Against the baseline that spends the most, by the
+ * worker's CPU where every side has it for at least half of its requests
+ * and five, and the candidate's CPU is no more than its wall time (one
+ * call on one thread): each side's median, with waiting for a CPU left
+ * out, so a candidate must keep its requests short in most of them, not
+ * in a tenth. Otherwise (no CPU readings, or a parallel call's threads
+ * making its CPU more than its wall time) by the parent's clock, each
+ * side's 10% quantile, as waiting for a CPU only adds to it: there a
+ * parallel candidate on a host whose cores are all busy may still wait
+ * longer than its baselines. The flush's time is the worker's report, which the
  * candidate could lengthen to hide such work, so the request's own time
  * with the flush left in is held to the baselines' too, with the margin
  * a flush's noise needs (a flush reads 64 MiB: 3.6-5.1 ms, up to 1.4 ms
@@ -422,11 +434,32 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
 #define OVERHEAD_MIN_S 200e-6
 #define FLUSH_MIN_S 300e-6
 
-static double most_of(part *parts, int np, int with_flush, double q, const char **who) {
+/* The q quantile of x's values that are not NAN; *used: how many. */
+static double q_known(const double *x, int n, double q, int *used) {
+    double *v = (double *)malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    int k = 0;
+    if (v)
+        for (int i = 0; i < n; i++)
+            if (!isnan(x[i])) v[k++] = x[i];
+    double r = k > 0 ? kp_quantile(v, k, q) : NAN;
+    free(v);
+    if (used) *used = k;
+    return r;
+}
+
+/* The CPU readings of a side are enough to go by. */
+static int cpu_enough(const part *p) {
+    int used = 0;
+    q_known(p->ovc, p->n, 0.5, &used);
+    return used >= 5 && 2 * used >= p->n;
+}
+
+static double most_of(part *parts, int np, int with_flush, int cpu, const char **who) {
     double best = -1;
     for (int k = 1; k < np; k++)
         if (parts[k].alive && parts[k].n >= 5) {
-            double m = kp_quantile(with_flush ? parts[k].ovf : parts[k].ov, parts[k].n, q);
+            double m = cpu ? q_known(with_flush ? parts[k].ovfc : parts[k].ovc, parts[k].n, 0.5, NULL)
+                           : kp_quantile(with_flush ? parts[k].ovf : parts[k].ov, parts[k].n, 0.1);
             if (m > best) best = m, *who = parts[k].name;
         }
     return best;
@@ -436,10 +469,11 @@ static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
     const double med = sr->cand.median;
     if (kp_backend_get(c->o->backend)->has_tracer || parts[0].n < 5 || !(med > 0)) return;
     const char *who = NULL, *fwho = NULL;
-    double q = 0.5;
-    for (int k = 0; k < np; k++)
-        if ((k == 0 || (parts[k].alive && parts[k].n >= 5)) && parts[k].ov_cpu < parts[k].n) q = 0.1;
-    const double base = most_of(parts, np, 0, q, &who), fbase = most_of(parts, np, 1, q, &fwho);
+    int cpu = cpu_enough(&parts[0]) &&
+              q_known(parts[0].ovc, parts[0].n, 0.5, NULL) <= kp_quantile(parts[0].ov, parts[0].n, 0.5);
+    for (int k = 1; k < np && cpu; k++)
+        if (parts[k].alive && parts[k].n >= 5 && !cpu_enough(&parts[k])) cpu = 0;
+    const double base = most_of(parts, np, 0, cpu, &who), fbase = most_of(parts, np, 1, cpu, &fwho);
     if (base < 0 || fbase < 0) {
         char st[64];
         kp_shape_format(&sr->shape, st, sizeof st);
@@ -447,26 +481,28 @@ static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
                        "compared (work outside the window is bounded by the parent clock at 2x)", st);
         return;
     }
-    const double cand = kp_quantile(parts[0].ov, parts[0].n, q), fcand = kp_quantile(parts[0].ovf, parts[0].n, q);
+    const double cand = cpu ? q_known(parts[0].ovc, parts[0].n, 0.5, NULL) : kp_quantile(parts[0].ov, parts[0].n, 0.1);
+    const double fcand =
+        cpu ? q_known(parts[0].ovfc, parts[0].n, 0.5, NULL) : kp_quantile(parts[0].ovf, parts[0].n, 0.1);
+    const char *how = cpu ? "the worker's CPU, medians" : "the parent's clock, 10% quantiles";
     char a[48], b[48], e[48];
     if (cand - base > 0.5 * med && cand - base > OVERHEAD_MIN_S + 0.1 * base) {
         kp_fmt_time(a, sizeof a, cand, cand);
         kp_fmt_time(b, sizeof b, base, base);
         kp_fmt_time(e, sizeof e, cand - base, cand - base);
         kpp_decide(sr, KP_REJECTED, "timer",
-                   "each timed request took %s beyond the call's reported time and the cache flush (the parent's "
-                   "clock, or the worker's CPU where less), %s more than %s's worker spends on the same requests "
-                   "(%s): work done in the request outside the timed window (a hooked harness call before or "
-                   "after the call) is not timed",
-                   a, e, who, b);
+                   "each timed request took %s beyond the call's reported time and the cache flush (%s), %s more "
+                   "than %s's worker spends on the same requests (%s): work done in the request outside the timed "
+                   "window (a hooked harness call before or after the call) is not timed",
+                   a, how, e, who, b);
     } else if (fcand - fbase > 0.5 * med && fcand - fbase > FLUSH_MIN_S + 0.5 * fbase) {
         kp_fmt_time(a, sizeof a, fcand, fcand);
         kp_fmt_time(b, sizeof b, fbase, fbase);
         kpp_decide(sr, KP_REJECTED, "timer",
-                   "each timed request took %s beyond the call's reported time, the cache flush included, where "
-                   "%s's worker takes %s: the flush the worker reports is the candidate's to rewrite, and work "
-                   "done in the request outside the timed window but reported as flushing is not timed",
-                   a, fwho, b);
+                   "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
+                   "where %s's worker takes %s: the flush the worker reports is the candidate's to rewrite, and "
+                   "work done in the request outside the timed window but reported as flushing is not timed",
+                   a, how, fwho, b);
     }
 }
 
@@ -480,20 +516,21 @@ static int peaks_again(ctx *c) {
     if (c->peaks_again || !c->trusted || !c->trusted->alive || !c->trusted->w) return 0;
     c->peaks_again = 1;
     char err[300] = "";
-    const double was = c->calib.copy_gbs;
+    const kp_calib_rep was = c->calib;
     int rc = kp_device_remeasure(c->trusted->w, c->o->cache_dir ? c->o->cache_dir : kp_default_cache(), &c->r->env,
                                  &c->calib, err, sizeof err);
     if (rc < 0) {
         kp_result_warn(c->r, "measuring the peaks again failed (%s)", err);
-        c->trusted->alive = 0;
         return 0;
     }
     if (rc == 0) return 0;
     c->r->env.peak_gbs = c->calib.copy_gbs;
     c->r->env.peak_gflops_f32 = c->calib.gemm_f32_gflops;
     c->r->env.peak_gflops_bf16 = c->calib.gemm_bf16_gflops;
-    kp_result_warn(c->r, "the cached peaks were below this device's (copy %.3g GB/s, measured again: %.3g GB/s): "
-                   "the higher kept%s%s", was, c->calib.copy_gbs, err[0] ? "; " : "", err);
+    kp_result_warn(c->r, "the cached peaks were below this device's, measured again: copy %.3g GB/s (cached %.3g), "
+                   "GEMM fp32 %.4g GFLOP/s (%.4g), bf16 %.4g (%.4g); the higher kept%s%s", c->calib.copy_gbs,
+                   was.copy_gbs, c->calib.gemm_f32_gflops, was.gemm_f32_gflops, c->calib.gemm_bf16_gflops,
+                   was.gemm_bf16_gflops, err[0] ? "; " : "", err);
     return 1;
 }
 
@@ -743,8 +780,7 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                                "launch latency included", p->name);
                 continue;
             }
-            if (keep && ro.cpu >= 0) p->ov_cpu++;
-            if (keep && push_sample(p, t, ro.rep.host_s, request_own(&ro, 0), request_own(&ro, 1)))
+            if (keep && push_sample(p, t, ro.rep.host_s, &ro))
                 bad = kpp_decide(sr, KP_ERROR, "harness", "out of memory");
         }
         if (bad || !keep) continue;
