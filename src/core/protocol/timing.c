@@ -509,9 +509,8 @@ static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
 /* Before a median is called impossible at the measured peaks: the peaks
  * measured again, once an evaluation, the higher kept (and cached). A
  * cache measured while the device was busy holds peaks too low, which made
- * honest kernels impossible: a host copy rate measured beside programs
- * loading every core was 4.26 GB/s where the quiet machine's is 10.2.
- * Returns 1 when a peak rose. */
+ * honest kernels impossible (docs/protocol.md). Returns 1 when a peak
+ * rose. */
 static int peaks_again(ctx *c) {
     if (c->peaks_again || !c->trusted || !c->trusted->alive || !c->trusted->w) return 0;
     c->peaks_again = 1;
