@@ -61,7 +61,7 @@ fi
 # no honest kernel then.)
 cores=$(nproc 2>/dev/null || echo 2)
 for _ in $(seq 1 $((2 * cores))); do
-    timeout 250 dd if=/dev/zero of=/dev/null bs=256M count=1000000 status=none &
+    timeout $((60 + 60 * ROUNDS)) dd if=/dev/zero of=/dev/null bs=256M count=1000000 status=none &
     hogs="$hogs $!"
 done
 sleep 1

@@ -196,7 +196,8 @@ int kp_device_facts(kp_wk *w, const char *cache, int force, kp_env *e, kp_calib_
                     size_t len);
 /* Measures the peaks again and keeps, peak by peak, the higher of that and
  * *c (a busy device only measures lower), caching the result where it
- * rose. Returns 1 when a peak rose, 0 when none did, -1 on failure. */
+ * rose. Returns 1 when a peak rose, 0 when none did, -1 when the worker
+ * did not answer, -2 when its answer was not a calibration. */
 int kp_device_remeasure(kp_wk *w, const char *cache, const kp_env *e, kp_calib_rep *c, char *err, size_t len);
 
 #endif

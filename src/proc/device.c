@@ -43,7 +43,7 @@ int kp_device_remeasure(kp_wk *w, const char *cache, const kp_env *e, kp_calib_r
     if (kp_wk_call(w, KP_MSG_CALIBRATE, NULL, 0, NULL, 0, &now, sizeof now, &got, 600, err, len)) return -1;
     if (got != sizeof now) {
         snprintf(err, len, "a calibration reply of %zu bytes", got);
-        return -1;
+        return -2;
     }
     int rose = 0;
     double *have[] = {&c->copy_gbs, &c->gemm_f32_gflops, &c->gemm_tf32_gflops, &c->gemm_bf16_gflops};

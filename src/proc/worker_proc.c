@@ -337,7 +337,9 @@ static void acct_begin(kp_wk *w, uint32_t type, int64_t *c0, int64_t *m0) {
     }
 }
 
-/* 1 when no thread of the process is running or waiting to run. */
+/* 1 when no thread of the process is running or waiting to run (the
+ * kernel's state R is both: one waiting was brought up to date when it
+ * was taken off its CPU, but /proc cannot tell the two apart). */
 static int threads_asleep(pid_t pid) {
     char path[96];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -364,7 +366,7 @@ static int threads_asleep(pid_t pid) {
 /* A request's end: in one that runs no call, the CPU of threads other
  * than the main one. The request's CPU (last_cpu) of a RUN or BATCH is
  * read once every thread of the worker sleeps, waiting up to 2 ms for
- * that, or not at all: where a CPU-time limit is set (the sandbox's
+ * that (a thread waiting for a CPU counts as running), or not at all: where a CPU-time limit is set (the sandbox's
  * RLIMIT_CPU) the kernel brings a process's total up to date at its ticks
  * and context switches only, so a thread still running after its reply
  * (by accident, or a candidate spinning on purpose) reads milliseconds
@@ -372,8 +374,10 @@ static int threads_asleep(pid_t pid) {
 static void acct_end(kp_wk *w, uint32_t type, int64_t c0, int64_t m0) {
     if (!w->acct || c0 < 0) return;
     int asleep = 0;
-    if (!runs_no_call(type))
-        for (int i = 0; i < 40 && !(asleep = threads_asleep(w->target)); i++) usleep(50);
+    if (!runs_no_call(type)) {
+        const double until = kp_wall_s() + 0.002;
+        while (!(asleep = threads_asleep(w->target)) && kp_wall_s() < until) usleep(50);
+    }
     int64_t c1 = clock_ns(w->clk);
     if (c1 < 0) return;
     w->end_cpu = c1;

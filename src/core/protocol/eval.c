@@ -323,7 +323,7 @@ static int eval_body(const kp_eval_opts *o, kp_result *r, char *err, size_t errl
             snprintf(r->check_name, sizeof r->check_name, "%s", sr->check_name);
             snprintf(r->detail, sizeof r->detail, "at %s: %s", st, sr->detail);
         }
-        for (int k = 0; k < np; k++) parts[k].n = parts[k].host_bound = parts[k].retired = 0;
+        for (int k = 0; k < np; k++) parts[k].n = parts[k].host_bound = parts[k].ov_parallel = parts[k].retired = 0;
         if (!parts[0].alive) stop = 1;
     }
     if (stop && r->nshapes < ns)

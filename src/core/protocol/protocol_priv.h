@@ -40,6 +40,7 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     double *ov;            /* and the RUN request's own time by the parent's clock (request_own) */
     double *ovf;           /* and the same with the flush the worker reported left in */
     double *ovc, *ovfc;    /* and both by the worker's CPU (host; NAN where not read) */
+    int ov_parallel;       /* kept samples whose request used more CPU than its wall time */
     int n, cap;
     int host_bound;        /* kept samples that were the host's enqueue time */
     int retired;           /* a baseline too slow to be the strongest: no longer called this shape */

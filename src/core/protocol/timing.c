@@ -55,6 +55,7 @@ static int push_sample(part *p, double t, double th, const run_out *ro) {
     p->ovf[p->n] = request_own(ro, 1, 0);
     p->ovc[p->n] = request_own(ro, 0, 1);
     p->ovfc[p->n] = request_own(ro, 1, 1);
+    if (ro->cpu >= 0 && ro->cpu > ro->wall) p->ov_parallel++;
     p->n++;
     return 0;
 }
@@ -417,12 +418,14 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
  * window (a hooked call before or after the call), which the floor
  * believes up to 2x. Against the baseline that spends the most, by the
  * worker's CPU where every side has it for at least half of its requests
- * and five, and the candidate's CPU is no more than its wall time (one
- * call on one thread): each side's median, with waiting for a CPU left
- * out, so a candidate must keep its requests short in most of them, not
- * in a tenth. Otherwise (no CPU readings, or a parallel call's threads
- * making its CPU more than its wall time) by the parent's clock, each
- * side's 10% quantile, as waiting for a CPU only adds to it: there a
+ * and five, and the candidate's requests used no more CPU than their wall
+ * time in most of them (one call on one thread; the kernel's numbers, not
+ * the worker's): each side's median, with waiting for a CPU left out.
+ * Otherwise (CPU readings missing, or a parallel call's threads making the
+ * CPU more than the wall time) by the parent's clock, each side's 10%
+ * quantile, as waiting for a CPU only adds to it: the check as it was
+ * before the CPU was counted, which is also all a candidate gets that
+ * makes its readings go missing or its CPU large on purpose. There a
  * parallel candidate on a host whose cores are all busy may still wait
  * longer than its baselines. The flush's time is the worker's report, which the
  * candidate could lengthen to hide such work, so the request's own time
@@ -469,8 +472,7 @@ static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
     const double med = sr->cand.median;
     if (kp_backend_get(c->o->backend)->has_tracer || parts[0].n < 5 || !(med > 0)) return;
     const char *who = NULL, *fwho = NULL;
-    int cpu = cpu_enough(&parts[0]) &&
-              q_known(parts[0].ovc, parts[0].n, 0.5, NULL) <= kp_quantile(parts[0].ov, parts[0].n, 0.5);
+    int cpu = cpu_enough(&parts[0]) && 2 * parts[0].ov_parallel < parts[0].n;
     for (int k = 1; k < np && cpu; k++)
         if (parts[k].alive && parts[k].n >= 5 && !cpu_enough(&parts[k])) cpu = 0;
     const double base = most_of(parts, np, 0, cpu, &who), fbase = most_of(parts, np, 1, cpu, &fwho);
@@ -495,7 +497,7 @@ static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
                    "than %s's worker spends on the same requests (%s): work done in the request outside the timed "
                    "window (a hooked harness call before or after the call) is not timed",
                    a, how, e, who, b);
-    } else if (fcand - fbase > 0.5 * med && fcand - fbase > FLUSH_MIN_S + 0.5 * fbase) {
+    } else if (fcand - fbase > 0.5 * med && fcand - fbase > FLUSH_MIN_S + 0.5 * (fbase > base ? fbase - base : 0)) {
         kp_fmt_time(a, sizeof a, fcand, fcand);
         kp_fmt_time(b, sizeof b, fbase, fbase);
         kpp_decide(sr, KP_REJECTED, "timer",
@@ -520,6 +522,7 @@ static int peaks_again(ctx *c) {
                                  &c->calib, err, sizeof err);
     if (rc < 0) {
         kp_result_warn(c->r, "measuring the peaks again failed (%s)", err);
+        if (rc == -1) c->trusted->alive = 0; /* the worker did not answer: not asked again */
         return 0;
     }
     if (rc == 0) return 0;
