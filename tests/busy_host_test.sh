@@ -67,7 +67,8 @@ done
 sleep 1
 
 # eval NAME WANT FILE OP SHAPE [ARGS...]: WANT is "honest" (exit 0 PASS or
-# 4 NOISY) or "rejected" (exit 2 with the timer check).
+# 4 NOISY) or "caught" (exit 2 with the timer check, or 4 NOISY saying the
+# host was too busy to judge the requests' own time: never PASS).
 run() {
     local name=$1 want=$2 file=$3 op=$4 shape=$5
     shift 5
@@ -78,11 +79,16 @@ run() {
     local why
     why=$(python3 -c "import json,sys
 d=json.load(open(sys.argv[1]))
-print(d['verdict'], d['check'], d['detail'][:400])" "$T/r.json" 2>/dev/null || tail -3 "$T/err")
-    if [ "$want" = honest ] && { [ $rc -eq 0 ] || [ $rc -eq 4 ]; }; then
+t=d['shapes'][0].get('timing') or {}
+by=t.get('request_own_by', 'not judged')
+print(d['verdict'], d['check'], d['detail'][:300], '| own time by', by, t.get('cpu_readings'), 'of', t.get('samples'))
+" "$T/r.json" 2>/dev/null || tail -3 "$T/err")
+    if [ "$want" = honest ] && { [ $rc -eq 0 ] || [ $rc -eq 4 ]; } && ! echo "$why" | grep -q "not judged"; then
         echo "ok   $name ($why)"
-    elif [ "$want" = rejected ] && [ $rc -eq 2 ] && grep -q '"check": *"timer"' "$T/r.json"; then
+    elif [ "$want" = caught ] && [ $rc -eq 2 ] && grep -q '"check": *"timer"' "$T/r.json"; then
         echo "ok   $name (REJECTED timer)"
+    elif [ "$want" = caught ] && [ $rc -eq 4 ] && grep -q 'waiting for a CPU' "$T/r.json"; then
+        echo "ok   $name (NOISY: too busy to judge)"
     else
         echo "FAIL $name: exit $rc: $why"
         fail=1
@@ -101,5 +107,5 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 # The softmax computed in a hooked read of each RUN request: at 31x4099 a
 # call is about 0.9 ms, past the margins.
-run "run_ahead 31x4099" rejected exploits/host/run_ahead.c softmax 31x4099
+run "run_ahead 31x4099" caught exploits/host/run_ahead.c softmax 31x4099
 exit $fail

@@ -358,6 +358,12 @@ typedef struct kp_timing {
     double sol_fraction;    /* sol_time / median */
     double gbs, gflops;     /* achieved rates at the median */
     int input_sets;         /* the input sets timing rotated over (fewer where memory is short) */
+    /* Host: the timed requests' own time (the harness's work around the
+     * call), the candidate's and the most of its baselines', compared by
+     * request_by: 1 the worker's CPU (medians), 2 the parent's clock (10%
+     * quantiles), 0 not compared; requests whose CPU was read. */
+    double request_own, request_own_base;
+    int request_by, cpu_readings;
 } kp_timing;
 
 typedef struct kp_audit_kernel {

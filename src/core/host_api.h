@@ -52,6 +52,9 @@ double kp_wk_last_wall(const kp_wk *w);
  * from the kernel at its edges with accounting on (kp_wk_cpu_start), in
  * s; -1 when not measured. */
 double kp_wk_last_cpu(const kp_wk *w);
+/* The same for the worker's main thread alone (its run time in
+ * /proc/<pid>/task/<pid>/schedstat), -1 when not measured. */
+double kp_wk_last_main_cpu(const kp_wk *w);
 
 /* CPU work of a host worker, read from outside it: the process's CPU clock
  * (every thread, ended ones included), in ns, taken just before each

@@ -623,6 +623,13 @@ static void json_timing(jw *w, const char *key, const kp_timing *t)
     jw_num(w, "gbs", t->gbs);
     jw_num(w, "gflops", t->gflops);
     jw_int(w, "input_sets", t->input_sets);
+    /* Host: what the timed requests' own time was judged by. */
+    if (t->request_by) {
+        jw_str(w, "request_own_by", t->request_by == 1 ? "cpu" : "wall");
+        jw_num(w, "request_own_s", t->request_own);
+        jw_num(w, "request_own_baseline_s", t->request_own_base);
+        jw_int(w, "cpu_readings", t->cpu_readings);
+    }
     json_samples(w, t);
     jw_close(w, '}');
 }

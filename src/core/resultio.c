@@ -129,6 +129,14 @@ static void read_timing(rd *r, const char *where, const kp_json *t, kp_timing *o
     o->gbs = num(t, "gbs");
     o->gflops = num(t, "gflops");
     o->input_sets = (int)ranged(r, where, t, "input_sets", 0, 32, 0); /* KP_MAX_SETS (proto/proto.h) */
+    const char *by = kp_json_text(kp_json_get(t, "request_own_by"));
+    if (!by) by = "";
+    o->request_by = !strcmp(by, "cpu") ? 1 : !strcmp(by, "wall") ? 2 : 0;
+    if (o->request_by) {
+        o->request_own = kp_json_num(kp_json_get(t, "request_own_s"), 0);
+        o->request_own_base = kp_json_num(kp_json_get(t, "request_own_baseline_s"), 0);
+        o->cpu_readings = (int)kp_json_num(kp_json_get(t, "cpu_readings"), 0);
+    }
     int n = 0;
     o->samples = read_samples(kp_json_get(t, "samples_s"), &n);
     if (o->samples)

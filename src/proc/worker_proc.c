@@ -42,6 +42,7 @@ struct kp_wk {
     int status;           /* waitpid status when dead */
     double last_wall;
     double last_cpu;      /* the worker process's CPU over that exchange, s (-1 unknown) */
+    double last_main_cpu; /* and its main thread's alone */
     char tail[LOG_TAIL];  /* ring of the last bytes printed */
     size_t tail_pos;
     int64_t log_total;
@@ -327,7 +328,7 @@ static void acct_begin(kp_wk *w, uint32_t type, int64_t *c0, int64_t *m0) {
     if (!w->acct) return;
     *c0 = clock_ns(w->clk);
     if (*c0 < 0) return;
-    if (runs_no_call(type)) *m0 = main_run_ns(w->target);
+    *m0 = main_run_ns(w->target);
     if (w->end_cpu >= 0) {
         int64_t idle = *c0 - w->end_cpu;
         if (idle < 0) idle = 0;
@@ -381,7 +382,11 @@ static void acct_end(kp_wk *w, uint32_t type, int64_t c0, int64_t m0) {
     int64_t c1 = clock_ns(w->clk);
     if (c1 < 0) return;
     w->end_cpu = c1;
-    if (asleep) w->last_cpu = c1 > c0 ? (double)(c1 - c0) * 1e-9 : 0;
+    if (asleep) {
+        w->last_cpu = c1 > c0 ? (double)(c1 - c0) * 1e-9 : 0;
+        int64_t m1 = m0 >= 0 ? main_run_ns(w->target) : -1;
+        w->last_main_cpu = m1 >= m0 && m0 >= 0 ? (double)(m1 - m0) * 1e-9 : -1;
+    }
     if (!runs_no_call(type) || m0 < 0) return;
     int64_t m1 = main_run_ns(w->target);
     if (m1 < 0) return;
@@ -593,7 +598,7 @@ static int start_worker(const kp_wk_opts *o, kp_wk **out, kp_hello *hello, char 
     kp_wk *w = (kp_wk *)calloc(1, sizeof *w);
     if (!w) return KP_WK_SYS;
     w->slot = -1;
-    w->last_cpu = -1;
+    w->last_cpu = w->last_main_cpu = -1;
     w->check_token = o->check_token;
     w->token = random_u64() | 1;
     char exe[PATH_MAX];
@@ -801,7 +806,7 @@ static int call_locked(kp_wk *w, uint32_t type, const void *req, size_t reqlen, 
                        void *rep, size_t repcap, size_t *replen, double timeout_s, char *err, size_t errlen, int *held) {
     uint32_t seq = ++w->seq;
     int64_t c0, m0;
-    w->last_cpu = -1;
+    w->last_cpu = w->last_main_cpu = -1;
     acct_begin(w, type, &c0, &m0);
     double t0 = kp_wall_s();
     if (kp_frame_write2(w->req, type, w->token, seq, req, (uint32_t)reqlen, extra, (uint32_t)extralen))
@@ -875,6 +880,7 @@ static int call_locked(kp_wk *w, uint32_t type, const void *req, size_t reqlen, 
 
 double kp_wk_last_wall(const kp_wk *w) { return w->last_wall; }
 double kp_wk_last_cpu(const kp_wk *w) { return w->last_cpu; }
+double kp_wk_last_main_cpu(const kp_wk *w) { return w->last_main_cpu; }
 
 void kp_wk_stop(kp_wk *w) {
     if (!w) return;

@@ -82,7 +82,8 @@ void kpp_part_stop(part *p) {
     free(p->ovf);
     free(p->ovc);
     free(p->ovfc);
-    p->t = p->th = p->ov = p->ovf = p->ovc = p->ovfc = NULL;
+    free(p->waited);
+    p->t = p->th = p->ov = p->ovf = p->ovc = p->ovfc = p->waited = NULL;
     p->n = p->cap = 0;
 }
 
@@ -267,6 +268,7 @@ int kpp_part_run(ctx *c, part *p, int set, int flags, run_out *out, kp_shape_res
     kpp_work(c, was);
     out->wall = kp_wk_last_wall(p->w);
     out->cpu = kp_wk_last_cpu(p->w);
+    out->main_cpu = kp_wk_last_main_cpu(p->w);
     p->snap_set = (flags & KP_RUN_SNAPSHOT) ? set : -1;
     if (rc) {
         p->alive = 0;

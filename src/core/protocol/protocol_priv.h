@@ -40,7 +40,8 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     double *ov;            /* and the RUN request's own time by the parent's clock (request_own) */
     double *ovf;           /* and the same with the flush the worker reported left in */
     double *ovc, *ovfc;    /* and both by the worker's CPU (host; NAN where not read) */
-    int ov_parallel;       /* kept samples whose request used more CPU than its wall time */
+    double *waited;        /* and the share of the request's wall time not on a CPU (NAN: not read) */
+    int ov_parallel;       /* kept samples whose request had other threads than the main one working */
     int n, cap;
     int host_bound;        /* kept samples that were the host's enqueue time */
     int retired;           /* a baseline too slow to be the strongest: no longer called this shape */
@@ -128,6 +129,7 @@ typedef struct run_out { /* one call: the worker's report, the parent's wall tim
     kp_run_rep rep;
     double wall;
     double cpu; /* the worker process's CPU over the request (host), -1 unknown */
+    double main_cpu; /* its main thread's, -1 unknown */
 } run_out;
 
 typedef struct shape_item { /* a shape to run, where it came from, whether it is timed */

@@ -41,7 +41,7 @@ static double request_own(const run_out *ro, int with_flush, int use_cpu) {
 static int push_sample(part *p, double t, double th, const run_out *ro) {
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 64;
-        double **arr[] = {&p->t, &p->th, &p->ov, &p->ovf, &p->ovc, &p->ovfc};
+        double **arr[] = {&p->t, &p->th, &p->ov, &p->ovf, &p->ovc, &p->ovfc, &p->waited};
         for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
             double *a = (double *)realloc(*arr[i], (size_t)cap * sizeof *a);
             if (!a) return -1;
@@ -55,7 +55,10 @@ static int push_sample(part *p, double t, double th, const run_out *ro) {
     p->ovf[p->n] = request_own(ro, 1, 0);
     p->ovc[p->n] = request_own(ro, 0, 1);
     p->ovfc[p->n] = request_own(ro, 1, 1);
-    if (ro->cpu >= 0 && ro->cpu > ro->wall) p->ov_parallel++;
+    p->waited[p->n] = ro->cpu >= 0 && ro->wall > 0 ? (ro->cpu < ro->wall ? 1 - ro->cpu / ro->wall : 0) : NAN;
+    /* Threads other than the main one worked in the request (the kernel's
+     * numbers): a parallel call, whose CPU outruns the main thread's. */
+    if (ro->cpu >= 0 && (ro->main_cpu < 0 || ro->cpu - ro->main_cpu > 100e-6 + 0.05 * ro->cpu)) p->ov_parallel++;
     p->n++;
     return 0;
 }
@@ -418,16 +421,20 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
  * window (a hooked call before or after the call), which the floor
  * believes up to 2x. Against the baseline that spends the most, by the
  * worker's CPU where every side has it for at least half of its requests
- * and five, and the candidate's requests used no more CPU than their wall
- * time in most of them (one call on one thread; the kernel's numbers, not
- * the worker's): each side's median, with waiting for a CPU left out.
- * Otherwise (CPU readings missing, or a parallel call's threads making the
- * CPU more than the wall time) by the parent's clock, each side's 10%
- * quantile, as waiting for a CPU only adds to it: the check as it was
- * before the CPU was counted, which is also all a candidate gets that
- * makes its readings go missing or its CPU large on purpose. There a
- * parallel candidate on a host whose cores are all busy may still wait
- * longer than its baselines. The flush's time is the worker's report, which the
+ * and five, and no thread but the candidate's main one worked in most of
+ * its requests (one call on one thread; the kernel's numbers, not the
+ * worker's), with waiting for a CPU left out. Otherwise (CPU readings
+ * missing, or a parallel call, whose other threads' CPU is no part of the
+ * harness's work but cannot be told from work hidden there) by the
+ * parent's clock: the check as it was before the CPU was
+ * counted, which is also all a candidate gets that makes its readings go
+ * missing or its CPU large on purpose; there a parallel candidate on a
+ * host whose cores are all busy may still wait longer than its baselines.
+ * Either way each side's 10% quantile: a busy host only adds, to the CPU
+ * too (a worker sharing its core with a program that fills the caches
+ * spent twice its baseline's CPU on the same harness work in most of its
+ * requests, beside CI's compiles: honest layernorm bf16-01-naive at
+ * 100x1031, 772 us to 375 us by the medians). The flush's time is the worker's report, which the
  * candidate could lengthen to hide such work, so the request's own time
  * with the flush left in is held to the baselines' too, with the margin
  * a flush's noise needs (a flush reads 64 MiB: 3.6-5.1 ms, up to 1.4 ms
@@ -461,7 +468,7 @@ static double most_of(part *parts, int np, int with_flush, int cpu, const char *
     double best = -1;
     for (int k = 1; k < np; k++)
         if (parts[k].alive && parts[k].n >= 5) {
-            double m = cpu ? q_known(with_flush ? parts[k].ovfc : parts[k].ovc, parts[k].n, 0.5, NULL)
+            double m = cpu ? q_known(with_flush ? parts[k].ovfc : parts[k].ovc, parts[k].n, 0.1, NULL)
                            : kp_quantile(with_flush ? parts[k].ovf : parts[k].ov, parts[k].n, 0.1);
             if (m > best) best = m, *who = parts[k].name;
         }
@@ -483,28 +490,64 @@ static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
                        "compared (work outside the window is bounded by the parent clock at 2x)", st);
         return;
     }
-    const double cand = cpu ? q_known(parts[0].ovc, parts[0].n, 0.5, NULL) : kp_quantile(parts[0].ov, parts[0].n, 0.1);
+    const double cand = cpu ? q_known(parts[0].ovc, parts[0].n, 0.1, NULL) : kp_quantile(parts[0].ov, parts[0].n, 0.1);
     const double fcand =
-        cpu ? q_known(parts[0].ovfc, parts[0].n, 0.5, NULL) : kp_quantile(parts[0].ovf, parts[0].n, 0.1);
-    const char *how = cpu ? "the worker's CPU, medians" : "the parent's clock, 10% quantiles";
+        cpu ? q_known(parts[0].ovfc, parts[0].n, 0.1, NULL) : kp_quantile(parts[0].ovf, parts[0].n, 0.1);
+    const char *how = cpu ? "the worker's CPU" : "the parent's clock";
+    int readings = 0;
+    q_known(parts[0].ovc, parts[0].n, 0.5, &readings);
+    sr->cand.request_by = cpu ? 1 : 2;
+    sr->cand.request_own = cand;
+    sr->cand.request_own_base = base;
+    sr->cand.cpu_readings = readings;
+    /* A host so busy that the baseline's requests spent most of their time
+     * waiting for a CPU cannot tell work hidden in a request from a worker
+     * that shares its core with another program (its CPU on the same
+     * harness work grows too, by up to twice in the runs seen): there
+     * the excess is NOISY, never PASS. A candidate cannot make the
+     * baselines' requests wait: its threads would have to work between its
+     * own requests, where the accounting allows 5 ms a phase. */
+    double busy = NAN;
+    for (int k = 1; k < np; k++)
+        if (parts[k].alive && parts[k].n >= 5 && (!strcmp(parts[k].name, who) || !strcmp(parts[k].name, fwho))) {
+            double wq = q_known(parts[k].waited, parts[k].n, 0.5, NULL);
+            if (!isnan(wq) && (isnan(busy) || wq > busy)) busy = wq;
+        }
+    const int too_busy = !isnan(busy) && busy > 0.5;
     char a[48], b[48], e[48];
     if (cand - base > 0.5 * med && cand - base > OVERHEAD_MIN_S + 0.1 * base) {
         kp_fmt_time(a, sizeof a, cand, cand);
         kp_fmt_time(b, sizeof b, base, base);
         kp_fmt_time(e, sizeof e, cand - base, cand - base);
-        kpp_decide(sr, KP_REJECTED, "timer",
-                   "each timed request took %s beyond the call's reported time and the cache flush (%s), %s more "
-                   "than %s's worker spends on the same requests (%s): work done in the request outside the timed "
-                   "window (a hooked harness call before or after the call) is not timed",
-                   a, how, e, who, b);
+        if (too_busy)
+            kpp_decide(sr, KP_NOISY, "noise",
+                       "each timed request took %s beyond the call's reported time and the cache flush (%s), %s "
+                       "more than %s's worker (%s), on a host so busy that %s's requests spent %.0f%% of their "
+                       "time waiting for a CPU: work hidden in the requests cannot be told from a worker sharing "
+                       "its core; run again on a quieter machine",
+                       a, how, e, who, b, who, 100 * busy);
+        else
+            kpp_decide(sr, KP_REJECTED, "timer",
+                       "each timed request took %s beyond the call's reported time and the cache flush (%s), %s more "
+                       "than %s's worker spends on the same requests (%s): work done in the request outside the "
+                       "timed window (a hooked harness call before or after the call) is not timed",
+                       a, how, e, who, b);
     } else if (fcand - fbase > 0.5 * med && fcand - fbase > FLUSH_MIN_S + 0.5 * (fbase > base ? fbase - base : 0)) {
         kp_fmt_time(a, sizeof a, fcand, fcand);
         kp_fmt_time(b, sizeof b, fbase, fbase);
-        kpp_decide(sr, KP_REJECTED, "timer",
-                   "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
-                   "where %s's worker takes %s: the flush the worker reports is the candidate's to rewrite, and "
-                   "work done in the request outside the timed window but reported as flushing is not timed",
-                   a, how, fwho, b);
+        if (too_busy)
+            kpp_decide(sr, KP_NOISY, "noise",
+                       "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
+                       "where %s's worker takes %s, on a host so busy that its requests spent %.0f%% of their time "
+                       "waiting for a CPU: a longer flush report cannot be told from a worker sharing its core; run "
+                       "again on a quieter machine",
+                       a, how, fwho, b, 100 * busy);
+        else
+            kpp_decide(sr, KP_REJECTED, "timer",
+                       "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
+                       "where %s's worker takes %s: the flush the worker reports is the candidate's to rewrite, and "
+                       "work done in the request outside the timed window but reported as flushing is not timed",
+                       a, how, fwho, b);
     }
 }
 
@@ -858,12 +901,14 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
                            "around a batch of calls (%.3g s per call): the time was not measured honestly",
                            sr->cand.median, sr->cand.parent_floor);
         }
-        if (GUARD(c, KPP_G_TIMER) && sr->verdict == KP_PASS) request_overhead(c, parts, np, sr);
         if (sr->verdict == KP_PASS) {
             int w2 = kpp_work(c, KP_WORK_ACCOUNT);
             kpp_account(c, &parts[0], sr, "the parent-clock batches", 0, NULL, 0);
             kpp_work(c, w2);
         }
+        /* After the account: a busy host makes this check's excess NOISY,
+         * which must not stand in for a finding of the account's. */
+        if (GUARD(c, KPP_G_TIMER) && sr->verdict == KP_PASS) request_overhead(c, parts, np, sr);
         if (sr->verdict == KP_PASS && !settled)
             kpp_decide(sr, KP_NOISY, "noise",
                        "correct, but the timing never settled: the median's 95%% interval is +-%.2f%% after %d samples "
