@@ -442,11 +442,14 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
  * work hidden behind a longer flush report is caught beyond half a flush,
  * and believed below it. */
 #define OVERHEAD_MIN_S 200e-6
-/* Up to half the baseline's own time more is NOISY, not REJECTED: beside a
- * clean-clone test run's compiles honest workers' requests took 40% more
- * CPU than their baselines' on the same harness work (10% quantiles;
- * rmsnorm f32-02-fused at 100x1031, 888 us to 623 us). */
-#define OVERHEAD_LOADED 0.5
+/* Up to the baseline's own time more is NOISY, not REJECTED: honest
+ * workers' requests took up to 1.8x their baseline's CPU on the same
+ * harness work in clean-clone test runs beside the compiles (10%
+ * quantiles; rmsnorm f32-01-naive at 384x768, 2.708 ms to 1.477 ms), and
+ * 2.7x once on the quiet machine at 1000003 elements (results/
+ * 2026-12-05-host-95abf2e/sum-1000003-quiet.txt). run_ahead's hidden
+ * softmax at 257x1000 is 1.4-1.6x its baseline's own time more. */
+#define OVERHEAD_LOADED 1.0
 #define FLUSH_MIN_S 300e-6
 
 /* The q quantile of x's values that are not NAN; *used: how many. */
