@@ -360,8 +360,8 @@ typedef struct kp_timing {
     int input_sets;         /* the input sets timing rotated over (fewer where memory is short) */
     /* Host: the timed requests' own time (the harness's work around the
      * call), the candidate's and the most of its baselines', compared by
-     * request_by: 1 the worker's CPU (medians), 2 the parent's clock (10%
-     * quantiles), 0 not compared; requests whose CPU was read. */
+     * request_by: 1 the worker's CPU, 2 the parent's clock (10% quantiles
+     * either way), 0 not compared; requests whose CPU was read. */
     double request_own, request_own_base;
     int request_by, cpu_readings;
 } kp_timing;

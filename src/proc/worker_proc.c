@@ -318,8 +318,9 @@ static int light(uint32_t type) {
 }
 
 /* Requests that run no call: only there is the main thread's share
- * judged, so only there is its run time read (a file a read: not on the
- * timed calls' path). */
+ * judged by the accounting. (Its run time is read at every request's
+ * edges, by kproof, outside the worker's window: a RUN's tells whether
+ * other threads worked in it.) */
 static int runs_no_call(uint32_t type) { return type != KP_MSG_RUN && type != KP_MSG_BATCH; }
 
 /* A request's start: the gap since the last one's end is idle time. */
