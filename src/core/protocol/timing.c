@@ -448,7 +448,8 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
  * quantiles; rmsnorm f32-01-naive at 384x768, 2.708 ms to 1.477 ms), and
  * 2.7x once on the quiet machine at 1000003 elements (results/
  * 2026-12-05-host-95abf2e/sum-1000003-quiet.txt). run_ahead's hidden
- * softmax at 257x1000 is 1.4-1.7x its baseline's own time more. */
+ * softmax at 257x1000 is 1.3-1.8x its baseline's own time more
+ * (results/2026-12-05-host-b436556). */
 #define OVERHEAD_LOADED 1.0
 #define FLUSH_MIN_S 300e-6
 
