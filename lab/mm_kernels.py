@@ -28,14 +28,18 @@ import torch_vs  # noqa: E402  (build command, entry loading)
 
 def matmul_entry(path, build_dir, dtype):
     """A kernel file built as kproof builds it (torch_vs.build_cmd) into
-    build_dir and its kp_matmul_<dtype> entry loaded with ctypes; None
+    build_dir (kept there: a library newer than its source is reused) and
+    its kp_matmul_<dtype> entry loaded with ctypes; None
     (after printing the compiler's tail) where it does not build."""
     import ctypes
     import subprocess
     os.makedirs(build_dir, exist_ok=True)
     so = os.path.join(build_dir, "lib" + os.path.basename(path)[:-3] + ".so")
-    r = subprocess.run(torch_vs.build_cmd(path, so), capture_output=True, text=True)
-    if r.returncode:
+    if os.path.exists(so) and os.path.getmtime(so) >= os.path.getmtime(path):
+        r = None  # built from this source already (one build a run for several shapes)
+    else:
+        r = subprocess.run(torch_vs.build_cmd(path, so), capture_output=True, text=True)
+    if r is not None and r.returncode:
         print("%s: build failed\n%s" % (path, r.stdout[-2000:] + r.stderr[-2000:]))
         return None
     f = getattr(ctypes.CDLL(so), "kp_matmul_" + dtype)
