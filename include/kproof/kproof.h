@@ -361,8 +361,10 @@ typedef struct kp_timing {
     /* Host: the timed requests' own time (the harness's work around the
      * call), the candidate's and the most of its baselines', compared by
      * request_by: 1 the worker's CPU, 2 the parent's clock (10% quantiles
-     * either way), 0 not compared; requests whose CPU was read. */
-    double request_own, request_own_base;
+     * either way), 0 not compared; requests whose CPU was read;
+     * request_call: the median call an excess is held to half of (by the
+     * CPU: the calls' CPU, at most the timed median). */
+    double request_own, request_own_base, request_call;
     int request_by, cpu_readings;
 } kp_timing;
 
@@ -391,7 +393,7 @@ typedef struct kp_shape_result {
     const char *origin;     /* "canonical", "edge", "drawn", "user" */
     kp_verdict verdict;
     char check_name[32];    /* which check decided, "poison", "tolerance", "canary", ... */
-    char detail[320];       /* evidence, one paragraph for people */
+    char detail[640];       /* evidence, one paragraph for people (the longest messages run to about 420 characters) */
     kp_check check;         /* worst correctness check at this shape */
     int timed;
     kp_timing cand;         /* candidate timing (if timed) */
@@ -424,7 +426,7 @@ typedef struct kp_result {
     char candidate[256];
     char protocol[64];         /* "rigorous" or "naive(launch,warm)" */
     char check_name[32];
-    char detail[512];          /* headline evidence */
+    char detail[768];          /* headline evidence (a shape's detail, or a compile log's tail) */
     int unaudited;             /* cuda run without device-work tracing (--unaudited) */
     kp_env env;
     int nshapes;

@@ -628,6 +628,7 @@ static void json_timing(jw *w, const char *key, const kp_timing *t)
         jw_str(w, "request_own_by", t->request_by == 1 ? "cpu" : "wall");
         jw_num(w, "request_own_s", t->request_own);
         jw_num(w, "request_own_baseline_s", t->request_own_base);
+        jw_num(w, "request_call_s", t->request_call);
         jw_int(w, "cpu_readings", t->cpu_readings);
     }
     json_samples(w, t);

@@ -83,7 +83,8 @@ void kpp_part_stop(part *p) {
     free(p->ovc);
     free(p->ovfc);
     free(p->waited);
-    p->t = p->th = p->ov = p->ovf = p->ovc = p->ovfc = p->waited = NULL;
+    free(p->callc);
+    p->t = p->th = p->ov = p->ovf = p->ovc = p->ovfc = p->waited = p->callc = NULL;
     p->n = p->cap = 0;
 }
 

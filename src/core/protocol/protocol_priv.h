@@ -41,6 +41,7 @@ typedef struct part {      /* a participant: the candidate or a baseline */
     double *ovf;           /* and the same with the flush the worker reported left in */
     double *ovc, *ovfc;    /* and both by the worker's CPU (host; NAN where not read) */
     double *waited;        /* and the share of the request's wall time not on a CPU (NAN: not read) */
+    double *callc;         /* and the call's CPU as request_own takes it off (host; NAN: not read) */
     int ov_parallel;       /* kept samples whose request had other threads than the main one working */
     int n, cap;
     int host_bound;        /* kept samples that were the host's enqueue time */
