@@ -2,7 +2,8 @@
  *
  * kproof-best: no (a lab variant of 19)
  *
- * 19 ran 12-16% slower than 18 everywhere (results/2026-12-05-h200-f86e38b).
+ * 19 (dropped) ran 14-24% slower than 18 at every shape, launch by launch
+ * (results/2026-12-05-h200-f86e38b).
  * One guess: a warpgroup alone on the tensor cores issues one dependent
  * chain of m64n256k16 MMAs into the same accumulators, where 18's two
  * warpgroups issue two independent chains. Here a half's k16 step is two
