@@ -28,17 +28,26 @@ import torch_vs  # noqa: E402  (build command, entry loading)
 
 def matmul_entry(path, build_dir, dtype):
     """A kernel file built as kproof builds it (torch_vs.build_cmd) into
-    build_dir (kept there: a library newer than its source is reused) and
+    build_dir (kept there, named by the source text and the build command,
+    and reused) and
     its kp_matmul_<dtype> entry loaded with ctypes; None
     (after printing the compiler's tail) where it does not build."""
     import ctypes
     import subprocess
     os.makedirs(build_dir, exist_ok=True)
-    so = os.path.join(build_dir, "lib" + os.path.basename(path)[:-3] + ".so")
-    if os.path.exists(so) and os.path.getmtime(so) >= os.path.getmtime(path):
-        r = None  # built from this source already (one build a run for several shapes)
-    else:
-        r = subprocess.run(torch_vs.build_cmd(path, so), capture_output=True, text=True)
+    import hashlib
+    tmp = os.path.join(build_dir, "lib" + os.path.basename(path)[:-3] + ".%d.so" % os.getpid())
+    cmd = torch_vs.build_cmd(path, tmp)
+    # One build a source text and command (several shapes, one run): the
+    # library is named by both, and written under a temporary name first
+    # (a build cut short leaves nothing to reuse).
+    key = hashlib.sha256(open(path, "rb").read() + repr(torch_vs.build_cmd(path, "")).encode()).hexdigest()[:16]
+    so = os.path.join(build_dir, "lib%s.%s.so" % (os.path.basename(path)[:-3], key))
+    r = None
+    if not os.path.exists(so):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if not r.returncode:
+            os.replace(tmp, so)
     if r is not None and r.returncode:
         print("%s: build failed\n%s" % (path, r.stdout[-2000:] + r.stderr[-2000:]))
         return None

@@ -1,4 +1,4 @@
-/* matmul bf16, cuda, lab 36 two chains: 19 with each half's 64x256 product as two m64n128k16 chains.
+/* matmul bf16, cuda, lab 44 two chains: 19 with each half's 64x256 product as two m64n128k16 chains.
  *
  * kproof-best: no (a lab variant of 19)
  *
