@@ -49,7 +49,7 @@ d=json.load(open(sys.argv[1]))
 t=d['shapes'][0].get('timing') or {}
 by=t.get('request_own_by', 'not judged')
 print(d['verdict'], d['check'], d['detail'][:300], '| own time by', by, t.get('cpu_readings'), 'of', t.get('samples'),
-      '| median %.3g s, held to half of %.3g s' % (t.get('median_s', 0), t.get('request_call_s', 0)))
+      '| median %.3g s, held to half of %.3g s' % (t.get('median_s') or 0, t.get('request_call_s') or 0))
 " "$T/r.json" 2>/dev/null || tail -3 "$T/err")
     if [ "$want" = honest ] && { [ $rc -eq 0 ] || [ $rc -eq 4 ]; } && ! echo "$why" | grep -q "not judged"; then
         echo "ok   $name ($why)"

@@ -135,7 +135,7 @@ static void read_timing(rd *r, const char *where, const kp_json *t, kp_timing *o
     if (o->request_by) {
         o->request_own = kp_json_num(kp_json_get(t, "request_own_s"), 0);
         o->request_own_base = kp_json_num(kp_json_get(t, "request_own_baseline_s"), 0);
-        o->request_call = kp_json_num(kp_json_get(t, "request_call_s"), 0);
+        o->request_call = kp_json_num(kp_json_get(t, "request_call_s"), NAN);
         o->cpu_readings = (int)ranged(r, where, t, "cpu_readings", 0, INT_MAX_D, 0);
     }
     int n = 0;
