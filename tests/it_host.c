@@ -178,6 +178,33 @@ int main(int argc, char **argv) {
         CHECK(drops > 0);
     }
 
+    /* The timed requests' own time judged (kpp_request_verdict): a baseline
+     * spending 0.4 ms a request (4.4 ms with its flush), a timed median of
+     * 2 ms by the wall whose calls took 0.9 ms of CPU (they waited). */
+    {
+        const double B = 0.4e-3, FB = 4.4e-3, MED = 2e-3, REF = 0.9e-3;
+        CHECK(kpp_request_verdict(0.1e-3, 0.1e-3, B, FB, REF, MED, 0) == KPP_OWN_PASS);
+        CHECK(kpp_request_verdict(1.2e-3, 1.2e-3, B, FB, REF, MED, 0) == KPP_OWN_REJECTED);
+        CHECK(kpp_request_verdict(1.2e-3, 1.2e-3, B, FB, REF, MED, 1) == KPP_OWN_BUSY);
+        CHECK(kpp_request_verdict(0.5e-3, 0.5e-3, B, FB, REF, MED, 0) == KPP_OWN_BAND);
+        /* Over half the calls' CPU, under half the timed median: NOISY, where
+         * half the timed median alone passed it. */
+        CHECK(kpp_request_verdict(0.8e-3, 0.8e-3, B, FB, REF, MED, 0) == KPP_OWN_WAITED);
+        CHECK(kpp_request_verdict(0.8e-3, 0.8e-3, B, FB, MED, MED, 0) == KPP_OWN_PASS);
+        CHECK(kpp_request_verdict(0.8e-3, 0.8e-3, B, FB, REF, MED, 1) == KPP_OWN_BUSY);
+        /* That band never hides the flush-included check's REJECTED. */
+        CHECK(kpp_request_verdict(0.8e-3, 6e-3, B, FB, REF, MED, 0) == KPP_OWN_FLUSH_REJECTED);
+        /* Over half the timed median and within the loaded band, NOISY as
+         * before, whatever the flush. */
+        CHECK(kpp_request_verdict(1.2e-3, 20e-3, 1.5e-3, 5.5e-3, REF, MED, 0) == KPP_OWN_BAND);
+        /* The flush-included excess alone. */
+        CHECK(kpp_request_verdict(0.1e-3, 6e-3, B, FB, REF, MED, 0) == KPP_OWN_FLUSH_REJECTED);
+        CHECK(kpp_request_verdict(0.1e-3, 6e-3, B, FB, REF, MED, 1) == KPP_OWN_FLUSH_BUSY);
+        CHECK(kpp_request_verdict(0.1e-3, 4.6e-3, B, FB, REF, MED, 0) == KPP_OWN_FLUSH_BAND);
+        CHECK(kpp_request_verdict(0.1e-3, 6e-3, B, FB, 2e-3, 20e-3, 0) == KPP_OWN_FLUSH_WAITED);
+        CHECK(kpp_request_verdict(0.1e-3, 2.0e-3, B, FB, REF, MED, 0) == KPP_OWN_PASS);
+    }
+
     const char *root = getenv("KPROOF_ROOT"), *cache = getenv("KPROOF_CACHE");
     snprintf(g_root, sizeof g_root, "%s", root ? root : ".");
     snprintf(g_cache, sizeof g_cache, "%s", cache ? cache : "/tmp/kproof-test-cache");

@@ -158,6 +158,23 @@ void kpp_progress(const ctx *c, const char *fmt, ...);
  * replaces: `int was = kpp_work(c, KP_WORK_FETCH); ...; kpp_work(c, was);` */
 int kpp_work(ctx *c, int work);
 int kpp_decide(kp_shape_result *sr, kp_verdict v, const char *check, const char *fmt, ...);
+/* What an excess of the timed requests' own time over the baselines'
+ * comes to (timing.c, kpp_request_verdict): PASS, REJECTED, or NOISY as
+ * the host was too busy, within the band loaded workers differ by, or
+ * the calls waited for a CPU; each for the excess without the flush or,
+ * FLUSH_, with it. */
+typedef enum {
+    KPP_OWN_PASS,
+    KPP_OWN_REJECTED,
+    KPP_OWN_BUSY,
+    KPP_OWN_BAND,
+    KPP_OWN_WAITED,
+    KPP_OWN_FLUSH_REJECTED,
+    KPP_OWN_FLUSH_BUSY,
+    KPP_OWN_FLUSH_BAND,
+    KPP_OWN_FLUSH_WAITED
+} kpp_own;
+kpp_own kpp_request_verdict(double ex, double fex, double base, double fbase, double ref, double med, int too_busy);
 
 /* ---- input sets (inputs.c) -------------------------------------------------------- */
 

@@ -549,58 +549,93 @@ static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
     }
     sr->cand.request_call = ref;
     char a[48], b[48], e[48];
-    if (cand - base > 0.5 * ref && cand - base > OVERHEAD_MIN_S + 0.1 * base) {
+    const kpp_own v = kpp_request_verdict(cand - base, fcand - fbase, base, fbase, ref, med, too_busy);
+    if (v == KPP_OWN_REJECTED || v == KPP_OWN_BUSY || v == KPP_OWN_BAND || v == KPP_OWN_WAITED) {
         kp_fmt_time(a, sizeof a, cand, cand);
         kp_fmt_time(b, sizeof b, base, base);
         kp_fmt_time(e, sizeof e, cand - base, cand - base);
-        if (too_busy)
+        if (v == KPP_OWN_REJECTED)
+            kpp_decide(sr, KP_REJECTED, "timer",
+                       "each timed request took %s beyond the call's reported time and the cache flush (%s), %s more "
+                       "than %s's worker spends on the same requests (%s): work done in the request outside the "
+                       "timed window (a hooked harness call before or after the call) is not timed",
+                       a, how, e, who, b);
+        else if (v == KPP_OWN_BUSY)
             kpp_decide(sr, KP_NOISY, "noise",
                        "each timed request took %s beyond the call's reported time and the cache flush (%s), %s "
                        "more than %s's worker (%s), on a host so busy that %s's requests spent %.0f%% of their "
                        "time waiting for a CPU: work hidden in the requests cannot be told from a worker sharing "
                        "its core; run again on a quieter machine",
                        a, how, e, who, b, bwho, 100 * busy);
-        else if (cand - base <= OVERHEAD_MIN_S + OVERHEAD_LOADED * base)
+        else if (v == KPP_OWN_BAND)
             kpp_decide(sr, KP_NOISY, "noise",
                        "each timed request took %s beyond the call's reported time and the cache flush (%s), %s "
                        "more than %s's worker (%s): more than honest workers differ by on a quiet machine, within "
                        "what they differ by on a loaded one; run again on a quieter machine",
                        a, how, e, who, b);
-        else if (cand - base <= 0.5 * med)
+        else
             kpp_decide(sr, KP_NOISY, "noise",
                        "each timed request took %s beyond the call's reported time and the cache flush (%s), %s "
                        "more than %s's worker (%s): over half the calls' CPU, under half their timed median (the "
                        "calls waited for a CPU); run again on a quieter machine",
                        a, how, e, who, b);
-        else
-            kpp_decide(sr, KP_REJECTED, "timer",
-                       "each timed request took %s beyond the call's reported time and the cache flush (%s), %s more "
-                       "than %s's worker spends on the same requests (%s): work done in the request outside the "
-                       "timed window (a hooked harness call before or after the call) is not timed",
-                       a, how, e, who, b);
-    } else if (fcand - fbase > 0.5 * ref && fcand - fbase > FLUSH_MIN_S + 0.5 * (fbase > base ? fbase - base : 0)) {
+    } else if (v != KPP_OWN_PASS) {
         kp_fmt_time(a, sizeof a, fcand, fcand);
         kp_fmt_time(b, sizeof b, fbase, fbase);
-        if (!too_busy && (fcand - fbase <= FLUSH_MIN_S + OVERHEAD_LOADED * fbase || fcand - fbase <= 0.5 * med))
-            kpp_decide(sr, KP_NOISY, "noise",
+        if (v == KPP_OWN_FLUSH_REJECTED)
+            kpp_decide(sr, KP_REJECTED, "timer",
                        "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
-                       "where %s's worker takes %s: more than honest workers differ by on a quiet machine, within "
-                       "what they differ by on a loaded one; run again on a quieter machine",
+                       "where %s's worker takes %s: the flush the worker reports is the candidate's to rewrite, and "
+                       "work done in the request outside the timed window but reported as flushing is not timed",
                        a, how, fwho, b);
-        else if (too_busy)
+        else if (v == KPP_OWN_FLUSH_BUSY)
             kpp_decide(sr, KP_NOISY, "noise",
                        "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
                        "where %s's worker takes %s, on a host so busy that %s's requests spent %.0f%% of their "
                        "time waiting for a CPU: a longer flush report cannot be told from a worker sharing its core; "
                        "run again on a quieter machine",
                        a, how, fwho, b, bwho, 100 * busy);
-        else
-            kpp_decide(sr, KP_REJECTED, "timer",
+        else if (v == KPP_OWN_FLUSH_BAND)
+            kpp_decide(sr, KP_NOISY, "noise",
                        "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
-                       "where %s's worker takes %s: the flush the worker reports is the candidate's to rewrite, and "
-                       "work done in the request outside the timed window but reported as flushing is not timed",
+                       "where %s's worker takes %s: more than honest workers differ by on a quiet machine, within "
+                       "what they differ by on a loaded one; run again on a quieter machine",
+                       a, how, fwho, b);
+        else
+            kpp_decide(sr, KP_NOISY, "noise",
+                       "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
+                       "where %s's worker takes %s: over half the calls' CPU, under half their timed median (the "
+                       "calls waited for a CPU); run again on a quieter machine",
                        a, how, fwho, b);
     }
+}
+
+/* What an excess of the timed requests' own time over the baselines' comes
+ * to (ex, without the flush; fex, with it; base and fbase the baseline's
+ * own; ref the median call it is held to half of, med the timed median).
+ * Over its margin (half of ref, and 200 us and a tenth of the baseline's;
+ * 0.3 ms and half the baseline's flush with the flush) an excess is
+ * REJECTED beyond the baseline's own time and 200 us more (0.3 ms with
+ * the flush) and half the timed median, on a host not too busy to tell;
+ * else NOISY: too busy, within the band loaded workers differ by, or (the
+ * calls waited for a CPU) under half the timed median. The excess without
+ * the flush decides where it is over half the timed median; in the band
+ * below that the flush-included one is judged first, so that band never
+ * hides a REJECTED the flush's check gives. */
+kpp_own kpp_request_verdict(double ex, double fex, double base, double fbase, double ref, double med, int too_busy) {
+    const int over = ex > 0.5 * ref && ex > OVERHEAD_MIN_S + 0.1 * base;
+    const int fover = fex > 0.5 * ref && fex > FLUSH_MIN_S + 0.5 * (fbase > base ? fbase - base : 0);
+    const int fband = fex <= FLUSH_MIN_S + OVERHEAD_LOADED * fbase;
+    const int freject = fover && !too_busy && !fband && fex > 0.5 * med;
+    if (over && (ex > 0.5 * med || !freject)) {
+        if (too_busy) return KPP_OWN_BUSY;
+        if (ex <= OVERHEAD_MIN_S + OVERHEAD_LOADED * base) return KPP_OWN_BAND;
+        return ex > 0.5 * med ? KPP_OWN_REJECTED : KPP_OWN_WAITED;
+    }
+    if (!fover) return KPP_OWN_PASS;
+    if (freject) return KPP_OWN_FLUSH_REJECTED;
+    if (too_busy) return KPP_OWN_FLUSH_BUSY;
+    return fband ? KPP_OWN_FLUSH_BAND : KPP_OWN_FLUSH_WAITED;
 }
 
 /* Before a median is called impossible at the measured peaks: the peaks
