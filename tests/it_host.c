@@ -192,6 +192,9 @@ int main(int argc, char **argv) {
         CHECK(kpp_request_verdict(0.8e-3, 0.8e-3, B, FB, REF, MED, 0) == KPP_OWN_WAITED);
         CHECK(kpp_request_verdict(0.8e-3, 0.8e-3, B, FB, MED, MED, 0) == KPP_OWN_PASS);
         CHECK(kpp_request_verdict(0.8e-3, 0.8e-3, B, FB, REF, MED, 1) == KPP_OWN_BUSY);
+        /* With a flush-included excess over its margin but not rejected, the
+         * excess without the flush speaks. */
+        CHECK(kpp_request_verdict(0.8e-3, 4.6e-3, B, FB, REF, MED, 0) == KPP_OWN_WAITED);
         /* That band never hides the flush-included check's REJECTED. */
         CHECK(kpp_request_verdict(0.8e-3, 6e-3, B, FB, REF, MED, 0) == KPP_OWN_FLUSH_REJECTED);
         /* Over half the timed median and within the loaded band, NOISY as

@@ -423,11 +423,12 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
  * it (poison, guards, snapshot, the round trip), the same in every worker
  * at a shape (host: 0.1-2.3 ms, honest candidates within 85 us of their
  * baselines with two evals sharing 2 cores). A candidate whose requests
- * take longer than the baselines' by more than half its median call (by
- * the CPU, where the CPU judges), and by more than 200 us and a tenth of
- * theirs, worked inside them, outside its
+ * take longer than the baselines' by more than half its median, and by
+ * more than 200 us and a tenth of theirs, worked inside them, outside its
  * window (a hooked call before or after the call), which the floor
- * believes up to 2x. Against the baseline that spends the most, by the
+ * believes up to 2x (kpp_request_verdict; where the CPU judges and the
+ * calls' CPU is less than their time, an excess over half that CPU is
+ * NOISY already). Against the baseline that spends the most, by the
  * worker's CPU where every side has it for at least half of its requests
  * and five, and no thread but the candidate's main one worked in most of
  * its requests (one call on one thread; the kernel's numbers, not the
