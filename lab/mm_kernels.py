@@ -33,9 +33,9 @@ def matmul_entry(path, build_dir, dtype):
     its kp_matmul_<dtype> entry loaded with ctypes; None
     (after printing the compiler's tail) where it does not build."""
     import ctypes
+    import hashlib
     import subprocess
     os.makedirs(build_dir, exist_ok=True)
-    import hashlib
     tmp = os.path.join(build_dir, "lib" + os.path.basename(path)[:-3] + ".%d.so" % os.getpid())
     cmd = torch_vs.build_cmd(path, tmp)
     # One build a source text and command (several shapes, one run): the

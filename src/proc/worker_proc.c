@@ -368,8 +368,9 @@ static int threads_asleep(pid_t pid) {
 /* A request's end: in one that runs no call, the CPU of threads other
  * than the main one. The request's CPU (last_cpu) of a RUN or BATCH is
  * read once every thread of the worker sleeps, waiting up to 2 ms for
- * that (a thread waiting for a CPU counts as running), or not at all: where a CPU-time limit is set (the sandbox's
- * RLIMIT_CPU) the kernel brings a process's total up to date at its ticks
+ * that (a thread waiting for a CPU counts as running), or not at all:
+ * where a CPU-time limit is set (the sandbox's RLIMIT_CPU) the kernel
+ * brings a process's total up to date at its ticks
  * and context switches only, so a thread still running after its reply
  * (by accident, or a candidate spinning on purpose) reads milliseconds
  * short. */

@@ -162,7 +162,7 @@ int kpp_decide(kp_shape_result *sr, kp_verdict v, const char *check, const char 
  * comes to (timing.c, kpp_request_verdict): PASS, REJECTED, or NOISY as
  * the host was too busy, within the band loaded workers differ by, or
  * the calls waited for a CPU; each for the excess without the flush or,
- * FLUSH_, with it. */
+ * FLUSH_, with it (the FLUSH_ values last). */
 typedef enum {
     KPP_OWN_PASS,
     KPP_OWN_REJECTED,

@@ -13,6 +13,10 @@
 
 /* ---- phase 2: timing -------------------------------------------------------------- */
 
+/* A reported CPU time as request_own takes it off: the worker's report,
+ * at most the reported time it was measured in (-1: none, the time). */
+static double capped(double cpu_s, double s) { return cpu_s >= 0 && cpu_s < s ? cpu_s : s; }
+
 /* A timed RUN request's own time: the parent's clock around it, less the
  * call's reported time and the flush the worker reported (use_cpu 0). On
  * the host, also the worker process's CPU over the request (every thread,
@@ -29,19 +33,11 @@
  * CPU. Reports are the candidate's to forge, so none is taken beyond its
  * reported time: a longer call is a slower timed sample, a longer flush is
  * held to the baselines' (request_overhead). */
-/* The call's CPU as request_own takes it off: the worker's report of its
- * main thread's CPU in the window, at most the call's reported time. */
-static double call_cpu(const kp_run_rep *r) {
-    return r->event_cpu_s >= 0 && r->event_cpu_s < r->event_s ? r->event_cpu_s : r->event_s;
-}
-
 static double request_own(const run_out *ro, int with_flush, int use_cpu) {
     const kp_run_rep *r = &ro->rep;
     if (!use_cpu) return ro->wall - r->event_s - (with_flush ? 0 : r->flush_s);
     if (ro->cpu < 0) return NAN;
-    double call = call_cpu(r);
-    double flush = r->flush_cpu_s >= 0 && r->flush_cpu_s < r->flush_s ? r->flush_cpu_s : r->flush_s;
-    return ro->cpu - call - (with_flush ? 0 : flush);
+    return ro->cpu - capped(r->event_cpu_s, r->event_s) - (with_flush ? 0 : capped(r->flush_cpu_s, r->flush_s));
 }
 
 static int push_sample(part *p, double t, double th, const run_out *ro) {
@@ -62,7 +58,7 @@ static int push_sample(part *p, double t, double th, const run_out *ro) {
     p->ovc[p->n] = request_own(ro, 0, 1);
     p->ovfc[p->n] = request_own(ro, 1, 1);
     p->waited[p->n] = ro->cpu >= 0 && ro->wall > 0 ? (ro->cpu < ro->wall ? 1 - ro->cpu / ro->wall : 0) : NAN;
-    p->callc[p->n] = ro->cpu >= 0 ? call_cpu(&ro->rep) : NAN;
+    p->callc[p->n] = ro->cpu >= 0 ? capped(ro->rep.event_cpu_s, ro->rep.event_s) : NAN;
     /* Threads other than the main one worked in the request (the kernel's
      * numbers): a parallel call, whose CPU outruns the main thread's. */
     if (ro->cpu >= 0 && (ro->main_cpu < 0 || ro->cpu - ro->main_cpu > 100e-6 + 0.05 * ro->cpu)) p->ov_parallel++;
@@ -462,8 +458,8 @@ static int timing_locked(ctx *c, part *parts, int np, const kp_shape *sh, iset *
 #define OVERHEAD_LOADED 1.0
 #define FLUSH_MIN_S 300e-6
 
-/* The q quantile of x's values that are not NAN; *used: how many. */
-static double q_known(const double *x, int n, double q, int *used) {
+/* The q quantile of x's values that are not NAN (NAN where none is). */
+static double q_known(const double *x, int n, double q) {
     double *v = (double *)malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
     int k = 0;
     if (v)
@@ -471,14 +467,19 @@ static double q_known(const double *x, int n, double q, int *used) {
             if (!isnan(x[i])) v[k++] = x[i];
     double r = k > 0 ? kp_quantile(v, k, q) : NAN;
     free(v);
-    if (used) *used = k;
     return r;
+}
+
+/* How many of x's values are not NAN. */
+static int known(const double *x, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++) k += !isnan(x[i]);
+    return k;
 }
 
 /* The CPU readings of a side are enough to go by. */
 static int cpu_enough(const part *p) {
-    int used = 0;
-    q_known(p->ovc, p->n, 0.5, &used);
+    const int used = known(p->ovc, p->n);
     return used >= 5 && 2 * used >= p->n;
 }
 
@@ -486,7 +487,7 @@ static double most_of(part *parts, int np, int with_flush, int cpu, const char *
     double best = -1;
     for (int k = 1; k < np; k++)
         if (parts[k].alive && parts[k].n >= 5) {
-            double m = cpu ? q_known(with_flush ? parts[k].ovfc : parts[k].ovc, parts[k].n, 0.1, NULL)
+            double m = cpu ? q_known(with_flush ? parts[k].ovfc : parts[k].ovc, parts[k].n, 0.1)
                            : kp_quantile(with_flush ? parts[k].ovf : parts[k].ov, parts[k].n, 0.1);
             if (m > best) best = m, *who = parts[k].name;
         }
@@ -508,16 +509,14 @@ static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
                        "compared (work outside the window is bounded by the parent clock at 2x)", st);
         return;
     }
-    const double cand = cpu ? q_known(parts[0].ovc, parts[0].n, 0.1, NULL) : kp_quantile(parts[0].ov, parts[0].n, 0.1);
+    const double cand = cpu ? q_known(parts[0].ovc, parts[0].n, 0.1) : kp_quantile(parts[0].ov, parts[0].n, 0.1);
     const double fcand =
-        cpu ? q_known(parts[0].ovfc, parts[0].n, 0.1, NULL) : kp_quantile(parts[0].ovf, parts[0].n, 0.1);
+        cpu ? q_known(parts[0].ovfc, parts[0].n, 0.1) : kp_quantile(parts[0].ovf, parts[0].n, 0.1);
     const char *how = cpu ? "the worker's CPU" : "the parent's clock";
-    int readings = 0;
-    q_known(parts[0].ovc, parts[0].n, 0.5, &readings);
     sr->cand.request_by = cpu ? 1 : 2;
     sr->cand.request_own = cand;
     sr->cand.request_own_base = base;
-    sr->cand.cpu_readings = readings;
+    sr->cand.cpu_readings = known(parts[0].ovc, parts[0].n);
     /* A host so busy that the baseline's requests spent most of their time
      * waiting for a CPU cannot tell work hidden in a request from a worker
      * that shares its core with another program (its CPU on the same
@@ -529,7 +528,7 @@ static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
     const char *bwho = who;
     for (int k = 1; k < np; k++)
         if (parts[k].alive && parts[k].n >= 5 && (!strcmp(parts[k].name, who) || !strcmp(parts[k].name, fwho))) {
-            double wq = q_known(parts[k].waited, parts[k].n, 0.5, NULL);
+            double wq = q_known(parts[k].waited, parts[k].n, 0.5);
             if (!isnan(wq) && (isnan(busy) || wq > busy)) busy = wq, bwho = parts[k].name;
         }
     const int too_busy = !isnan(busy) && busy > 0.5;
@@ -545,70 +544,55 @@ static void request_overhead(ctx *c, part *parts, int np, kp_shape_result *sr) {
      * gives back the timed median: no more than before. */
     double ref = med;
     if (cpu) {
-        const double cm = q_known(parts[0].callc, parts[0].n, 0.5, NULL);
+        const double cm = q_known(parts[0].callc, parts[0].n, 0.5);
         if (!isnan(cm) && cm < ref) ref = cm;
     }
     sr->cand.request_call = ref;
-    char a[48], b[48], e[48];
     const kpp_own v = kpp_request_verdict(cand - base, fcand - fbase, base, fbase, ref, med, too_busy);
-    if (v == KPP_OWN_REJECTED || v == KPP_OWN_BUSY || v == KPP_OWN_BAND || v == KPP_OWN_WAITED) {
-        kp_fmt_time(a, sizeof a, cand, cand);
-        kp_fmt_time(b, sizeof b, base, base);
-        kp_fmt_time(e, sizeof e, cand - base, cand - base);
-        if (v == KPP_OWN_REJECTED)
-            kpp_decide(sr, KP_REJECTED, "timer",
-                       "each timed request took %s beyond the call's reported time and the cache flush (%s), %s more "
-                       "than %s's worker spends on the same requests (%s): work done in the request outside the "
-                       "timed window (a hooked harness call before or after the call) is not timed",
-                       a, how, e, who, b);
-        else if (v == KPP_OWN_BUSY)
-            kpp_decide(sr, KP_NOISY, "noise",
-                       "each timed request took %s beyond the call's reported time and the cache flush (%s), %s "
-                       "more than %s's worker (%s), on a host so busy that %s's requests spent %.0f%% of their "
-                       "time waiting for a CPU: work hidden in the requests cannot be told from a worker sharing "
-                       "its core; run again on a quieter machine",
-                       a, how, e, who, b, bwho, 100 * busy);
-        else if (v == KPP_OWN_BAND)
-            kpp_decide(sr, KP_NOISY, "noise",
-                       "each timed request took %s beyond the call's reported time and the cache flush (%s), %s "
-                       "more than %s's worker (%s): more than honest workers differ by on a quiet machine, within "
-                       "what they differ by on a loaded one; run again on a quieter machine",
-                       a, how, e, who, b);
-        else
-            kpp_decide(sr, KP_NOISY, "noise",
-                       "each timed request took %s beyond the call's reported time and the cache flush (%s), %s "
-                       "more than %s's worker (%s): over half the calls' CPU, under half their timed median (the "
-                       "calls waited for a CPU); run again on a quieter machine",
-                       a, how, e, who, b);
-    } else if (v != KPP_OWN_PASS) {
-        kp_fmt_time(a, sizeof a, fcand, fcand);
-        kp_fmt_time(b, sizeof b, fbase, fbase);
-        if (v == KPP_OWN_FLUSH_REJECTED)
-            kpp_decide(sr, KP_REJECTED, "timer",
-                       "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
-                       "where %s's worker takes %s: the flush the worker reports is the candidate's to rewrite, and "
-                       "work done in the request outside the timed window but reported as flushing is not timed",
-                       a, how, fwho, b);
-        else if (v == KPP_OWN_FLUSH_BUSY)
-            kpp_decide(sr, KP_NOISY, "noise",
-                       "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
-                       "where %s's worker takes %s, on a host so busy that %s's requests spent %.0f%% of their "
-                       "time waiting for a CPU: a longer flush report cannot be told from a worker sharing its core; "
-                       "run again on a quieter machine",
-                       a, how, fwho, b, bwho, 100 * busy);
-        else if (v == KPP_OWN_FLUSH_BAND)
-            kpp_decide(sr, KP_NOISY, "noise",
-                       "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
-                       "where %s's worker takes %s: more than honest workers differ by on a quiet machine, within "
-                       "what they differ by on a loaded one; run again on a quieter machine",
-                       a, how, fwho, b);
-        else
-            kpp_decide(sr, KP_NOISY, "noise",
-                       "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
-                       "where %s's worker takes %s: over half the calls' CPU, under half their timed median (the "
-                       "calls waited for a CPU); run again on a quieter machine",
-                       a, how, fwho, b);
+    if (v == KPP_OWN_PASS) return;
+    /* The evidence: the excess, without the flush or with it, then why it
+     * is what it is. */
+    const int fl = v >= KPP_OWN_FLUSH_REJECTED;
+    char a[48], b[48], e[48], head[320], tail[320];
+    kp_fmt_time(a, sizeof a, fl ? fcand : cand, fl ? fcand : cand);
+    kp_fmt_time(b, sizeof b, fl ? fbase : base, fl ? fbase : base);
+    kp_fmt_time(e, sizeof e, cand - base, cand - base);
+    if (fl)
+        snprintf(head, sizeof head,
+                 "each timed request took %s beyond the call's reported time, the cache flush included (%s), "
+                 "where %s's worker takes %s", a, how, fwho, b);
+    else
+        snprintf(head, sizeof head,
+                 "each timed request took %s beyond the call's reported time and the cache flush (%s), %s more "
+                 "than %s's worker%s (%s)", a, how, e, who, v == KPP_OWN_REJECTED ? " spends on the same requests" : "",
+                 b);
+    switch (v) {
+    case KPP_OWN_REJECTED:
+        snprintf(tail, sizeof tail, ": work done in the request outside the timed window (a hooked harness call "
+                                    "before or after the call) is not timed");
+        break;
+    case KPP_OWN_FLUSH_REJECTED:
+        snprintf(tail, sizeof tail, ": the flush the worker reports is the candidate's to rewrite, and work done in "
+                                    "the request outside the timed window but reported as flushing is not timed");
+        break;
+    case KPP_OWN_BUSY:
+    case KPP_OWN_FLUSH_BUSY:
+        snprintf(tail, sizeof tail,
+                 ", on a host so busy that %s's requests spent %.0f%% of their time waiting for a CPU: %s cannot be "
+                 "told from a worker sharing its core; run again on a quieter machine",
+                 bwho, 100 * busy, fl ? "a longer flush report" : "work hidden in the requests");
+        break;
+    case KPP_OWN_BAND:
+    case KPP_OWN_FLUSH_BAND:
+        snprintf(tail, sizeof tail, ": more than honest workers differ by on a quiet machine, within what they "
+                                    "differ by on a loaded one; run again on a quieter machine");
+        break;
+    default: /* KPP_OWN_WAITED, KPP_OWN_FLUSH_WAITED */
+        snprintf(tail, sizeof tail, ": over half the calls' CPU, under half their timed median (the calls waited "
+                                    "for a CPU); run again on a quieter machine");
     }
+    const int rejected = v == KPP_OWN_REJECTED || v == KPP_OWN_FLUSH_REJECTED;
+    kpp_decide(sr, rejected ? KP_REJECTED : KP_NOISY, rejected ? "timer" : "noise", "%s%s", head, tail);
 }
 
 /* What an excess of the timed requests' own time over the baselines' comes
