@@ -73,8 +73,15 @@ with --tensor, quarter 2's), and --mutate-wait1 (--tensor) lets a dx = 0
 tile's quarter 0 wait as <1> (caught after a dx > 0 tile), and
 --mutate-clip (--tensor) gives the maps 16's N + dx columns and no tail
 stores (a box cut inside a chunk writes the next row's elements).
+20 (--slots): 18's boxes from four slots a warpgroup, quarter q staged in
+slot q after one bulk_wait_read<0> a tile, the row ends stored, slots 0..2
+rewritten into the boxes at n0 + 8 + 64k (each with the next slot's first
+chunk) and slot 3 into the box at n0 + 192 (with slot 2's last chunk, read
+before slot 2 is rewritten), the tile's boxes stored together; the same
+checks as 18's. --mutate-wait0 (--slots) leaves out the tile's wait
+(caught in the next tile).
     python3 lab/bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]
-        | --tensor [--mutate | --mutate-wait0 | --mutate-wait1 | --mutate-clip]
+        | --tensor [--mutate | --mutate-wait0 | --mutate-wait1 | --mutate-clip] | --slots [--mutate | --mutate-wait0]
 """
 import sys
 
@@ -556,23 +563,101 @@ def tile_tensor(M, N, Cbase, m0, n0, U, value):
     return out, value_of
 
 
+# ---- 20: a tile's whole C in four slots a warpgroup (--slots) -------------
+
+SLOTS = False  # --slots: 20's epilogue
+
+
+def tile_slots(M, N, Cbase, m0, n0, U, value):
+    """20's epilogue for both consumer warpgroups of the tile at (m0, n0): one
+    bulk_wait_read<0> a tile, quarter q staged in slot q, the row ends stored,
+    slots 0..2 rewritten into the boxes at n0 + 8 + 64k and slot 3 into the box
+    at n0 + 192, the tile's box stores issued together."""
+    global TILE_ID
+    TILE_ID += 1
+    C = Cbase // 2
+    y, j = m07.class_of(m0, U)
+    first = 2 * (C + j * N)
+    cdx = (first - (first & ~15)) // 2
+    rows_j = (M - 1 - j) // 8 + 1
+    value_of = {}
+    for cw in range(2):
+        for g in range(64):
+            r = m07.crow(2, m0, cw, g, U)
+            if r < M:
+                for c in range(n0, min(n0 + W_BN, N)):
+                    value_of[C + r * N + c] = value(r, c)
+    out = {}
+    lim, rstep = N - n0, 8 * N
+    w8 = (N + cdx) & ~7
+    tc0 = w8 - cdx - n0
+    tail = tc0 < lim and tc0 < 256
+    for cw in range(2):
+        yb = y + cw * 64
+        live = 8 * yb + j < M
+        if not MUTATE_WAIT0:
+            run_boxes(cw)  # bulk_wait_read<0>, then the warpgroup's barrier
+        tags = {}
+        for q in range(4):
+            stage(cw, q, q, m0, n0, U, value)
+            tags[q] = (TILE_ID, q)
+        common = dict(y=yb, rows=rows_j, N=N, width=w8, cdx=cdx, C=C, j=j, n0=n0, out=out, value_of=value_of)
+        for warp in range(4):
+            r0 = 8 * (yb + warp * 16) + j
+            p = C + r0 * N + n0
+            assert p & 7 == cdx, "the map's cdx is not the tile's dx"
+            g0 = warp * 16
+            for lane in range(32):
+                if cdx > 0:
+                    store_edges(slots_, cw, 0, 0, g0, lane, False, cdx, p, rstep, r0, M, lim, out, value_of)
+                    store_edges(slots_, cw, 3, 3, g0, lane, True, cdx, p, rstep, r0, M, lim, out, value_of)
+                if tail:
+                    for q in range(4):
+                        store_tail(cw, q, q, g0, lane, tc0, cdx, p, rstep, r0, M, lim, out, value_of)
+            if cdx == 0:
+                continue
+            for k in range(2):  # box_ahead(slot k, slot k + 1)
+                ws = [read_box(cdx, True, cw, k, k + 1, tags, g0, lane) for lane in range(32)]
+                for lane in range(32):
+                    write_box(cw, k, g0, lane, ws[lane], ("B", TILE_ID, k))
+            w2 = [read_box(cdx, True, cw, 2, 3, tags, g0, lane) for lane in range(32)]  # boxes_last(2, 3)
+            w3 = [read_box(cdx, False, cw, 3, 2, tags, g0, lane) for lane in range(32)]
+            for lane in range(32):
+                write_box(cw, 2, g0, lane, w2[lane], ("B", TILE_ID, 2))
+                write_box(cw, 3, g0, lane, w3[lane], ("B", TILE_ID, 3))
+        if cdx == 0:
+            boxes = [(n0 + 64 * q, q, (TILE_ID, q)) for q in range(4)]
+        else:
+            boxes = [(n0 + 8 + 64 * k, k, ("B", TILE_ID, k)) for k in range(3)] + [(n0 + 192, 3, ("B", TILE_ID, 3))]
+        for x, slot, tag in boxes:
+            assert x % 8 == 0, "a box off a 16-byte boundary"
+            if live and x < w8:
+                BOXES.setdefault(cw, []).append(dict(common, x=x, slot=slot, tag=tag, group=(TILE_ID, 0)))
+        GROUP[cw] = (TILE_ID, 0)
+    return out, value_of
+
+
 def main():
     global MUTATE, BULK, MUTATE_WAIT
     args = sys.argv[1:]
-    if (any(a not in ("--mutate", "--bulk", "--tensor", "--mutate-wait", "--mutate-wait0", "--mutate-wait1",
-                      "--mutate-clip") for a in args)
+    if (any(a not in ("--mutate", "--bulk", "--tensor", "--slots", "--mutate-wait", "--mutate-wait0",
+                      "--mutate-wait1", "--mutate-clip") for a in args)
+            or sum(a in ("--bulk", "--tensor", "--slots") for a in args) > 1
             or (("--mutate-wait1" in args or "--mutate-clip" in args) and "--tensor" not in args)
             or sum(a.startswith("--mutate") for a in args) > 1 or ("--bulk" in args and "--tensor" in args)
             or ("--mutate-wait" in args and "--bulk" not in args)
-            or ("--mutate-wait0" in args and "--bulk" not in args and "--tensor" not in args)):
+            or ("--mutate-wait0" in args and not any(a in args for a in ("--bulk", "--tensor", "--slots")))):
         print("usage: bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]"
-              " | --tensor [--mutate | --mutate-wait0 | --mutate-wait1 | --mutate-clip]")
+              " | --tensor [--mutate | --mutate-wait0 | --mutate-wait1 | --mutate-clip]"
+              " | --slots [--mutate | --mutate-wait0]")
         return 2
     MUTATE, BULK, MUTATE_WAIT = "--mutate" in args, "--bulk" in args, "--mutate-wait" in args
     global MUTATE_WAIT0
     MUTATE_WAIT0 = "--mutate-wait0" in args
     global TENSOR, MUTATE_WAIT1, MUTATE_CLIP
     TENSOR, MUTATE_WAIT1, MUTATE_CLIP = "--tensor" in args, "--mutate-wait1" in args, "--mutate-clip" in args
+    global SLOTS
+    SLOTS = "--slots" in args
     value = lambda r, c: (r * 7919 + c * 104729 + 12345) & 0xFFFF  # noqa: E731
     shapes = [(4095, 4095), (4095, 4096), (4096, 4095), (1024, 4095), (1031, 300), (2049, 520), (1100, 256),
               (4097, 4097), (1024, 1), (1024, 7), (2048, 1030), (1030, 263)]
@@ -598,10 +683,11 @@ def main():
             GROUP.clear()
             for m0 in tiles:
                 for n0 in ns:
-                    if not (BULK or TENSOR):
+                    if not (BULK or TENSOR or SLOTS):
                         slots_.clear()  # 14: no state crosses tiles
                     try:
-                        out, want = (tile_tensor if TENSOR else tile)(M, N, Cbase, m0, n0, U, value)
+                        out, want = (tile_slots if SLOTS else tile_tensor if TENSOR else tile)(M, N, Cbase, m0, n0, U,
+                                                                                            value)
                     except AssertionError as e:
                         print("FAIL", (M, N, off, m0, n0), e)
                         return 1
@@ -624,7 +710,7 @@ def main():
                         print("FAIL value", (M, N, off, m0, n0, e))
                         return 1
                 n += 1
-    print(("18's class-map tensor stores" if TENSOR else "15's bulk row stores" if BULK else "14's chunk store")
+    print(("20's whole-tile slots" if SLOTS else "18's class-map tensor stores" if TENSOR else "15's bulk row stores" if BULK else "14's chunk store")
           + ": %d (shape, C offset, tile) cases, every element of C once with its value" % n)
     print("ok")
     return 0
