@@ -73,7 +73,7 @@ with --tensor, quarter 2's), and --mutate-wait1 (--tensor) lets a dx = 0
 tile's quarter 0 wait as <1> (caught after a dx > 0 tile), and
 --mutate-clip (--tensor) gives the maps 16's N + dx columns and no tail
 stores (a box cut inside a chunk writes the next row's elements).
-20 (--slots): 18's boxes from four slots a warpgroup, quarter q staged in
+20 (--slots; dropped: slower than 18, git keeps it at 4049add): 18's boxes from four slots a warpgroup, quarter q staged in
 slot q after one bulk_wait_read<0> a tile, the row ends stored, slots 0..2
 rewritten into the boxes at n0 + 8 + 64k (each with the next slot's first
 chunk) and slot 3 into the box at n0 + 192 (with slot 2's last chunk, read
