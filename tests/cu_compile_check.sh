@@ -17,6 +17,13 @@
 # integration tests, which spend much of their time waiting on workers,
 # timeouts and the device lock; at a lower priority (nice), so that the
 # timed calls of the tests beside it keep the CPU first.
+# A file whose exact bytes, with the same project headers (include/ and
+# the .cuh/.h files beside it), the same flags and the same nvcc (its
+# --version), compiled before is not compiled again: tests/cu_compiled.txt
+# holds one key a file that compiled (sha256 of those inputs), written by
+# scripts/cu-compiled.sh, which compiles every file it lists. A changed
+# file, header, flag or compiler gives a new key, so that file is compiled
+# here; KP_CU_RECHECK=1 compiles every file whatever the record says.
 # A folder of many heavy files runs as parts, each a ctest test of its own
 # (I N: every N-th file of DIR in name order, from the I-th), so that the
 # last compiles left at the end of a run spread over the cores.
@@ -31,6 +38,21 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 NICE=()
 nice -n 10 true 2>/dev/null && NICE=(nice -n 10)
+FLAGS=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -x cu -cubin) # and -I<tree>/include
+REC="$S/tests/cu_compiled.txt"
+# The key of a file: its bytes, the project headers it may include, the
+# flags (the include path relative to the tree) and the compiler.
+VERSION=$("$NVCC" --version 2>&1)
+key() {
+    local d=${1%/*}
+    {
+        echo "$VERSION"
+        echo "${FLAGS[*]} -Iinclude"
+        sha256sum <"$1"
+        (cd "$S" && find include "${d#"$S"/}" -maxdepth 3 \( -name '*.h' -o -name '*.cuh' \) -type f | LC_ALL=C sort |
+            while read -r h; do printf '%s ' "$h"; sha256sum <"$h"; done)
+    } | sha256sum | cut -c1-64
+}
 n=0
 i=-1
 bad=0
@@ -39,9 +61,15 @@ for f in "$S/$D"/*.cu; do
     i=$((i + 1))
     [ $((i % PN)) -eq "$PI" ] || continue
     n=$((n + 1))
-    if "${NICE[@]}" "$NVCC" -std=c++17 -O3 -I"$S/include" -gencode=arch=compute_90a,code=sm_90a -x cu \
-        -cubin "$f" -o "$T/x.cubin" >"$T/log" 2>&1; then
+    k=$(key "$f")
+    if [ -z "${KP_CU_RECHECK:-}" ] && [ -f "$REC" ] && grep -qx "$k $D/${f##*/}" "$REC"; then
+        echo "ok   $D/${f##*/} (these bytes compiled before with this nvcc: tests/cu_compiled.txt)"
+        [ -n "${KP_CU_RECORD:-}" ] && echo "$k $D/${f##*/}" >>"$KP_CU_RECORD"
+        continue
+    fi
+    if "${NICE[@]}" "$NVCC" "${FLAGS[@]}" -I"$S/include" "$f" -o "$T/x.cubin" >"$T/log" 2>&1; then
         echo "ok   $D/${f##*/}"
+        [ -n "${KP_CU_RECORD:-}" ] && echo "$k $D/${f##*/}" >>"$KP_CU_RECORD"
     else
         echo "FAIL $D/${f##*/} does not compile for sm_90a:"
         sed 's/^/     /' "$T/log" | head -40
