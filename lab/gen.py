@@ -1616,3 +1616,30 @@ variant(f"{MM}/bf16-14-chunk-store.cu", f"{MM}/bf16-53-lab-cclasses.cu",
         "LAB 53-lab-cclasses: 14 with row classes wherever C's rows are unaligned (chunk stores where 14 stores a row at a time).",
         (("    const bool classes = W_ROW_CLASSES && !va && aligned16(A) && M >= 8 * W_BM;\n",
           "    const bool classes = W_ROW_CLASSES && (!va || !vc) && aligned16(A) && M >= 8 * W_BM;\n", 1),))
+# Diagnostics (WRONG OUTPUT by design, timed launch by launch only): where
+# 18's row-class tiles lose about 2.6 us a tile at 8192x50257x768 (12
+# k-tiles a tile). 55 issues none of the row-class tiles' tensor stores
+# (staging, box rewrites and element stores kept); 56 none of their
+# element stores (store_edges, store_tail; tensor stores kept); 57 neither
+# stages nor stores their C (18's 51).
+M18 = f"{MM}/bf16-18-class-stores.cu"
+diagnostic(M18, f"{MM}/bf16-55-lab-notensor.cu", "55-lab-notensor",
+           "18 with the row-class tiles' C staged and rewritten, their element stores made, no tensor store issued.",
+           (("if (live && n0 + 64 * q < w8) tma_store_2d(", "if (M < 0 && live && n0 + 64 * q < w8) tma_store_2d(", 1),
+            ("if (live && x < w8) tma_store_2d(", "if (M < 0 && live && x < w8) tma_store_2d(", 1),
+            ("if (q == 3 && live && n0 + 192 < w8) tma_store_2d(", "if (M < 0 && q == 3 && live && n0 + 192 < w8) tma_store_2d(", 1)))
+diagnostic(M18, f"{MM}/bf16-56-lab-noelem.cu", "56-lab-noelem",
+           "18 with the row-class tiles' element stores (store_edges, store_tail) left out.",
+           (("void store_edges(uint32_t cur, int g0, int lane, bool last, int dx,\n"
+             "                                                   unsigned short *p, int64_t rstep, int r0, int M, int lim) {\n",
+             "void store_edges(uint32_t cur, int g0, int lane, bool last, int dx,\n"
+             "                                                   unsigned short *p, int64_t rstep, int r0, int M, int lim) {\n"
+             "    if (M >= 0) return;\n", 1),
+            ("void store_tail(uint32_t cur, int g0, int lane, int q, int tc0, int dx,\n"
+             "                                                  unsigned short *p, int64_t rstep, int r0, int M, int lim) {\n",
+             "void store_tail(uint32_t cur, int g0, int lane, int q, int tc0, int dx,\n"
+             "                                                  unsigned short *p, int64_t rstep, int r0, int M, int lim) {\n"
+             "    if (M >= 0) return;\n", 1)))
+diagnostic(M18, f"{MM}/bf16-57-lab-noepi.cu", "57-lab-noepi",
+           "18 with the row-class tiles' C neither staged nor stored.",
+           (("            } else if constexpr (V == 2) {\n", "            } else if constexpr (V == 2) {\n                if (M >= 0) continue;\n", 1),))
