@@ -286,6 +286,31 @@ int main(int argc, char **argv) {
                "not 16-byte aligned", 1);
         /* A 16-byte path that checks its pointers passes every call. */
         expect("tests/candidates/softmax_vec_checked.c", "softmax", KP_PASS, NULL, NULL, 1 | 4);
+        /* Light requests past their allowance are held to PINGs sent right
+         * after, as a control. A worker whose every PING and INPUTS takes
+         * 3 ms of its thread (as on a machine that adds its own time to
+         * every request) is NOISY at every shape, never PASS; inputs_ahead,
+         * whose PINGs stay quick, is REJECTED with the control's numbers. */
+        {
+            kp_result r;
+            kp_verdict v = eval_file("tests/candidates/softmax_light_burn.c", "softmax", NULL, 1 | 4, &r);
+            int direct = 1; /* without kproof's writes into the worker there are no INPUTS */
+            for (int w = 0; w < r.nwarn; w++)
+                if (strstr(r.warn[w], "cannot write into")) direct = 0;
+            if (direct) {
+                CHECK(v == KP_NOISY);
+                CHECK(strcmp(r.check_name, "noise") == 0);
+                CHECK(strstr(r.detail, "PING requests sent to it right after") != NULL);
+                CHECK(strstr(r.detail, "run again on a quieter machine") != NULL);
+                CHECK(r.nshapes >= 3);
+                for (int s = 0; s < r.nshapes; s++) CHECK(r.shapes[s].verdict == KP_NOISY);
+            } else {
+                CHECK(v == KP_PASS);
+            }
+            kp_result_free(&r);
+        }
+        expect("exploits/host/inputs_ahead.c", "softmax", KP_REJECTED, "account",
+               "PING requests sent to it right after", 1 | 4);
         {
             kp_result r;
             /* One distribution asked for: a misaligned round is added. */

@@ -137,7 +137,15 @@ static int comm_is(pid_t pid, const char *prefix) {
     return ok;
 }
 
-/* The main thread's run time in ns (schedstat's first field), -1 unknown. */
+/* The main thread's run time in ns (schedstat's first field), -1 unknown.
+ * The kernel brings it up to date at its scheduler's events (a tick, a
+ * switch), not at this read: a thread on a CPU reads short by what it ran
+ * since. At a request's start the worker waits in a read (up to date, or
+ * microseconds short on its way back there); at its end it may still be
+ * on its way back, which reads short, never long. Time the machine
+ * charges to the running thread (interrupts, where the kernel does not
+ * account them apart; a hypervisor's time not reported as steal) is in
+ * it: account.c measures that with a control. */
 static int64_t main_run_ns(pid_t pid) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);

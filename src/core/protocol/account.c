@@ -94,6 +94,27 @@ static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
  * us while it is loaded). Allowed: 2 ms a phase, and 300 us a request. */
 #define LIGHT_FIXED_NS 2000000
 #define LIGHT_NS 300000
+/* Past that allowance the light requests are compared with a control
+ * measured right then: CONTROL_PINGS PINGs to the same worker, the
+ * lightest request there is (an empty reply), read the same way. A
+ * machine that charges its own time to whichever thread is running
+ * (interrupts, which a kernel without IRQ time accounting charges to the
+ * thread they land on; a hypervisor's time not reported as steal) adds
+ * it to every request alike, a PING's as an INPUTS': by the request, so
+ * the light requests are held to it in proportion. The allowance a
+ * request becomes CONTROL_RATIO times the control's mean, where that is
+ * more than 300 us (a mean over 75 us, 5x a quiet host's median); within
+ * it, NOISY: the excess cannot be told from the machine's. Past it, or
+ * with a quiet control, REJECTED: the requests took more than the
+ * machine adds to one. The mean, as the check judges totals; 4x, as a
+ * phase's light requests, spread over seconds, may meet more of a burst
+ * than the control's fraction of a millisecond does. A candidate can
+ * tell a PING from other requests (kproof sends one only here, or to
+ * learn how a worker ended), and one that burns CPU in every PING to be
+ * judged so gains nothing: the allowance it buys, 4 times what it burns,
+ * only turns REJECTED into NOISY, and NOISY is never PASS. */
+#define CONTROL_PINGS 8
+#define CONTROL_RATIO 4
 
 static void fmt_ns(char *buf, size_t len, int64_t ns) { kp_fmt_time(buf, len, ns * 1e-9, ns * 1e-9); }
 
@@ -108,6 +129,47 @@ static const char *msg_name(int type) {
     case KP_MSG_ACCOUNT: return "ACCOUNT";
     default: return "harness";
     }
+}
+
+/* Light requests past their allowance (u: the phase's numbers, already
+ * taken): the control PINGs, then the verdict. Their own numbers are
+ * taken with them, so they count in no later phase. */
+static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, const kp_wk_cpu *u) {
+    char err[300];
+    for (int i = 0; i < CONTROL_PINGS; i++) {
+        int rc = kp_wk_call(p->w, KP_MSG_PING, NULL, 0, NULL, 0, NULL, 0, NULL, c->o->timeout_s, err, sizeof err);
+        if (rc) {
+            p->alive = 0;
+            return kpp_worker_failed(c, p, sr, rc, "the account's control requests", err);
+        }
+    }
+    const kp_wk_cpu k = kp_wk_cpu_get(p->w, 1);
+    if (k.light_n < CONTROL_PINGS)
+        return kpp_decide(sr, KP_ERROR, "harness",
+                          "the worker's run time could not be read around the account's control requests (%d of %d)",
+                          k.light_n, CONTROL_PINGS);
+    const int64_t mean = k.light_ns / k.light_n;
+    const int64_t per = CONTROL_RATIO * mean > LIGHT_NS ? CONTROL_RATIO * mean : LIGHT_NS;
+    char a[48], b[48], m[48], x[48], head[400];
+    fmt_ns(a, sizeof a, u->light_ns);
+    fmt_ns(b, sizeof b, u->light_max_ns);
+    fmt_ns(m, sizeof m, mean);
+    fmt_ns(x, sizeof x, k.light_max_ns);
+    snprintf(head, sizeof head,
+             "during %s the worker's own thread used %s of CPU in %d light requests (the most, %s, in one %s "
+             "request, whose work is a few microseconds), and %d PING requests sent to it right after used %s each "
+             "(mean; the most %s)",
+             what, a, u->light_n, b, msg_name(u->light_type), k.light_n, m, x);
+    if (u->light_ns <= LIGHT_FIXED_NS + per * (int64_t)u->light_n)
+        return kpp_decide(sr, KP_NOISY, "noise",
+                          "%s: the machine adds its own time to every request now, and the light requests' time "
+                          "beyond %.0f ms a phase is within %d times that a request; work hidden in them cannot be "
+                          "told from it; run again on a quieter machine",
+                          head, LIGHT_FIXED_NS * 1e-6, CONTROL_RATIO);
+    return kpp_decide(sr, KP_REJECTED, "account",
+                      "%s: more than the machine adds to a request; the candidate's code ran inside the harness's "
+                      "requests, outside its calls, where its work is not timed",
+                      head);
 }
 
 /* The host worker's CPU since the last account, read by kproof from the
@@ -140,15 +202,6 @@ static int host_cpu_account(ctx *c, part *p, kp_shape_result *sr, const char *wh
                           "calls; a pool's threads must sleep (block) once a call's work is done, not spin",
                           what, a, b, msg_name(u.side_type));
     }
-    if (u.light_ns > LIGHT_FIXED_NS + LIGHT_NS * (int64_t)u.light_n) {
-        fmt_ns(a, sizeof a, u.light_ns);
-        fmt_ns(b, sizeof b, u.light_max_ns);
-        return kpp_decide(sr, KP_REJECTED, "account",
-                          "during %s the worker's own thread used %s of CPU in %d light requests (the most, %s, in one "
-                          "%s request, whose work is a few microseconds): the candidate's code ran inside the "
-                          "harness's requests, outside its calls, where its work is not timed",
-                          what, a, u.light_n, b, msg_name(u.light_type));
-    }
     int64_t reaped = 0;
     int strays = kp_wk_strays(p->w, &reaped);
     if (strays > 0)
@@ -163,6 +216,8 @@ static int host_cpu_account(ctx *c, part *p, kp_shape_result *sr, const char *wh
                           "another process is not timed",
                           what, a);
     }
+    /* Last, as it may be NOISY: NOISY must not stand in for a finding above. */
+    if (u.light_ns > LIGHT_FIXED_NS + LIGHT_NS * (int64_t)u.light_n) return light_excess(c, p, sr, what, &u);
     return 0;
 }
 
