@@ -80,8 +80,16 @@ chunk) and slot 3 into the box at n0 + 192 (with slot 2's last chunk, read
 before slot 2 is rewritten), the tile's boxes stored together; the same
 checks as 18's. --mutate-wait0 (--slots) leaves out the tile's wait
 (caught in the next tile).
+21 (--direct): where dx > 0, the row ends stored from the registers, and
+box k (k < 3 from tile column 64k + 8 - dx, box 3 from 192 - dx) written
+straight from them into slot k % 2 after bulk_wait_read<1> (dx odd: a
+word's second element by the shuffle from lane t + 1 of the quad, or from
+lane t - 3's next eight columns for t = 3); dx = 0 tiles as 18. --mutate
+shifts the box images one element; --mutate-wait0 leaves out box 2's
+wait.
     python3 lab/bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]
         | --tensor [--mutate | --mutate-wait0 | --mutate-wait1 | --mutate-clip] | --slots [--mutate | --mutate-wait0]
+        | --direct [--mutate | --mutate-wait0]
 """
 import sys
 
@@ -637,27 +645,128 @@ def tile_slots(M, N, Cbase, m0, n0, U, value):
     return out, value_of
 
 
+# ---- 21: box images written from the registers (--direct) ----------------
+
+DIRECT = False  # --direct: 21's epilogue
+
+
+def tile_direct(M, N, Cbase, m0, n0, U, value):
+    """21's epilogue for both consumer warpgroups of the tile at (m0, n0):
+    dx = 0 classes as 18 (tile_tensor); dx > 0: the row ends stored from the
+    registers, then boxes 0..3 written straight from them into the slots in
+    turn (k % 2), each after bulk_wait_read<1>, and stored."""
+    C = Cbase // 2
+    y, j = m07.class_of(m0, U)
+    first = 2 * (C + j * N)
+    cdx = (first - (first & ~15)) // 2
+    if cdx == 0:
+        return tile_tensor(M, N, Cbase, m0, n0, U, value)
+    global TILE_ID
+    TILE_ID += 1
+    rows_j = (M - 1 - j) // 8 + 1
+    value_of = {}
+    for cw in range(2):
+        for g in range(64):
+            r = m07.crow(2, m0, cw, g, U)
+            if r < M:
+                for c in range(n0, min(n0 + W_BN, N)):
+                    value_of[C + r * N + c] = value(r, c)
+    out = {}
+    lim, rstep = N - n0, 8 * N
+    w8 = (N + cdx) & ~7
+    tc0 = w8 - cdx - n0
+    tail = tc0 < lim and tc0 < 256
+    for cw in range(2):
+        yb = y + cw * 64
+        live = 8 * yb + j < M
+
+        def reg(warp, lane, jj, h, e):  # the accumulator 4jj + 2h + e of (warp, lane), as bf16 bits
+            r = warp * 16 + lane // 4 + 8 * h
+            arow = m07.smem_row_a(2, m0, 64 * cw + r, U)
+            return value(arow, n0 + 8 * jj + 2 * (lane % 4) + e)
+        for warp in range(4):  # store_ends
+            r0 = 8 * (yb + warp * 16) + j
+            p = C + r0 * N + n0
+            assert p & 7 == cdx, "the map's cdx is not the tile's dx"
+            for lane in range(32):
+                t = lane & 3
+                for h in range(2):
+                    gr = lane // 4 + 8 * h
+                    if r0 + 8 * gr >= M:
+                        continue
+                    dst = p + gr * rstep
+                    for e in range(2):
+                        c0, c1 = 2 * t + e, 248 + 2 * t + e
+                        if c0 < 8 - cdx and c0 < lim:
+                            out_put(out, dst + c0, reg(warp, lane, 0, h, e), value_of)
+                        if c1 >= 256 - cdx and c1 < lim:
+                            out_put(out, dst + c1, reg(warp, lane, 31, h, e), value_of)
+                    if tail:
+                        for jj in range(32):
+                            for e in range(2):
+                                c = 8 * jj + 2 * t + e
+                                if tc0 <= c < lim and 8 - cdx <= c < 256 - cdx:
+                                    out_put(out, dst + c, reg(warp, lane, jj, h, e), value_of)
+        common = dict(y=yb, rows=rows_j, N=N, width=w8, cdx=cdx, C=C, j=j, n0=n0, out=out, value_of=value_of)
+        for k in range(4):
+            slot = k & 1
+            if not (MUTATE_WAIT0 and k == 2):
+                run_boxes(cw, keep_last=True)  # bulk_wait_read<1>, then the warpgroup's barrier
+            assert not any(b["slot"] == slot for b in BOXES.get(cw, [])), \
+                "a slot written while a box store may still read it"
+            base = 64 * k + 8 - cdx if k < 3 else 192 - cdx
+            dx = cdx - (1 if MUTATE else 0)
+            for warp in range(4):
+                for lane in range(32):
+                    t = lane & 3
+                    src = (lane & ~3) | ((t + 1) & 3)
+                    for h in range(2):
+                        r = warp * 16 + lane // 4 + 8 * h
+                        for jj in range(32):
+                            if 8 * jj + 8 <= base or 8 * jj >= base + 64:
+                                continue
+                            if dx % 2 == 0:
+                                lo, hi = reg(warp, lane, jj, h, 0), reg(warp, lane, jj, h, 1)
+                                b = 8 * jj + 2 * t - base
+                            else:  # the shuffle: lane src gives its low of jj (of jj + 1 where src's t is 0)
+                                st = src & 3
+                                lo = reg(warp, lane, jj, h, 1)
+                                hi = (reg(warp, src, jj + 1, h, 0) if jj < 31 else 0) if st == 0 else \
+                                    reg(warp, src, jj, h, 0)
+                                b = 8 * jj + 2 * t + 1 - base
+                            if 0 <= b < 64:
+                                a = r * 128 + (((b >> 3) ^ (r & 7)) << 4) + (b & 7) * 2
+                                slots_.setdefault((cw, slot), {})[a] = (("D", TILE_ID, k), lo | (hi << 16))
+            x = n0 + 8 + 64 * k if k < 3 else n0 + 192
+            assert x % 8 == 0, "a box off a 16-byte boundary"
+            if live and x < w8:
+                BOXES.setdefault(cw, []).append(dict(common, x=x, slot=slot, tag=("D", TILE_ID, k),
+                                                     group=(TILE_ID, 10 + k)))
+            GROUP[cw] = (TILE_ID, 10 + k)
+    return out, value_of
+
+
 def main():
     global MUTATE, BULK, MUTATE_WAIT
     args = sys.argv[1:]
-    if (any(a not in ("--mutate", "--bulk", "--tensor", "--slots", "--mutate-wait", "--mutate-wait0",
+    if (any(a not in ("--mutate", "--bulk", "--tensor", "--slots", "--direct", "--mutate-wait", "--mutate-wait0",
                       "--mutate-wait1", "--mutate-clip") for a in args)
-            or sum(a in ("--bulk", "--tensor", "--slots") for a in args) > 1
+            or sum(a in ("--bulk", "--tensor", "--slots", "--direct") for a in args) > 1
             or (("--mutate-wait1" in args or "--mutate-clip" in args) and "--tensor" not in args)
             or sum(a.startswith("--mutate") for a in args) > 1 or ("--bulk" in args and "--tensor" in args)
             or ("--mutate-wait" in args and "--bulk" not in args)
-            or ("--mutate-wait0" in args and not any(a in args for a in ("--bulk", "--tensor", "--slots")))):
+            or ("--mutate-wait0" in args and not any(a in args for a in ("--bulk", "--tensor", "--slots", "--direct")))):
         print("usage: bf16_14_chunks.py [--mutate] | --bulk [--mutate | --mutate-wait | --mutate-wait0]"
               " | --tensor [--mutate | --mutate-wait0 | --mutate-wait1 | --mutate-clip]"
-              " | --slots [--mutate | --mutate-wait0]")
+              " | --slots [--mutate | --mutate-wait0] | --direct [--mutate | --mutate-wait0]")
         return 2
     MUTATE, BULK, MUTATE_WAIT = "--mutate" in args, "--bulk" in args, "--mutate-wait" in args
     global MUTATE_WAIT0
     MUTATE_WAIT0 = "--mutate-wait0" in args
     global TENSOR, MUTATE_WAIT1, MUTATE_CLIP
     TENSOR, MUTATE_WAIT1, MUTATE_CLIP = "--tensor" in args, "--mutate-wait1" in args, "--mutate-clip" in args
-    global SLOTS
-    SLOTS = "--slots" in args
+    global SLOTS, DIRECT
+    SLOTS, DIRECT = "--slots" in args, "--direct" in args
     value = lambda r, c: (r * 7919 + c * 104729 + 12345) & 0xFFFF  # noqa: E731
     shapes = [(4095, 4095), (4095, 4096), (4096, 4095), (1024, 4095), (1031, 300), (2049, 520), (1100, 256),
               (4097, 4097), (1024, 1), (1024, 7), (2048, 1030), (1030, 263)]
@@ -683,11 +792,11 @@ def main():
             GROUP.clear()
             for m0 in tiles:
                 for n0 in ns:
-                    if not (BULK or TENSOR or SLOTS):
+                    if not (BULK or TENSOR or SLOTS or DIRECT):
                         slots_.clear()  # 14: no state crosses tiles
                     try:
-                        out, want = (tile_slots if SLOTS else tile_tensor if TENSOR else tile)(M, N, Cbase, m0, n0, U,
-                                                                                            value)
+                        out, want = (tile_direct if DIRECT else tile_slots if SLOTS else tile_tensor if TENSOR
+                                     else tile)(M, N, Cbase, m0, n0, U, value)
                     except AssertionError as e:
                         print("FAIL", (M, N, off, m0, n0), e)
                         return 1
@@ -710,7 +819,7 @@ def main():
                         print("FAIL value", (M, N, off, m0, n0, e))
                         return 1
                 n += 1
-    print(("20's whole-tile slots" if SLOTS else "18's class-map tensor stores" if TENSOR else "15's bulk row stores" if BULK else "14's chunk store")
+    print(("21's box images from the registers" if DIRECT else "20's whole-tile slots" if SLOTS else "18's class-map tensor stores" if TENSOR else "15's bulk row stores" if BULK else "14's chunk store")
           + ": %d (shape, C offset, tile) cases, every element of C once with its value" % n)
     print("ok")
     return 0
