@@ -2,9 +2,9 @@
 # lab/runs/matmul-bf16-21.sh: matmul bf16 21 against 18 in one short run:
 # 21's error map at the ten row-class shapes (lab/probes/mm_errmap.cu), 18
 # and 21 launch by launch (lab/mm_kernels.py, 10 cold calls) at 4095^3,
-# 4096x4095x4096 and 8192x50257x768, kproof's check of 21 on the op's 14
-# shapes and the 16 row-class extras, then both timed under kproof with
-# cuBLAS interleaved at the three shapes (1 s a shape) while time is left.
+# 4096x4095x4096 and 8192x50257x768, then while time is left kproof's check
+# of 21 on the op's 14 shapes and the 16 row-class extras, and both timed
+# under kproof with cuBLAS interleaved at the three shapes (1 s a shape).
 # $1: the commit. About 360 s; stops starting steps after $LAB_LIMIT s
 # (default 400).
 set -u
@@ -18,12 +18,11 @@ left() { echo $((LIMIT - SECONDS)); }
 # Builds side by side: the error map's binary, both kernel libraries, kproof.
 nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude lab/probes/mm_errmap.cu "$K21" \
   -o "$OUT/em21" -lcuda >"$OUT/build-em.txt" 2>&1 &
+(OUT=$OUT/build KP_COMMIT=${1:-unknown} KP_JOBS=8 timeout 200 bash scripts/gpu-check.sh build >"$OUT/build.log" 2>&1) &
 for f in "$K18" "$K21"; do
   PYTHONUNBUFFERED=1 timeout 200 python3 lab/mm_kernels.py --shape 1024x1024x1024 --modes '' --calls 1 --kernel "$f" \
     >/dev/null 2>&1 &
 done
-(OUT=$OUT/ops KP_COMMIT=${1:-unknown} KP_JOBS=8 KP_CORRECT_KERNELS=matmul/cuda/bf16-21 \
-  timeout 150 bash scripts/gpu-check.sh build,correct >"$OUT/ops.log" 2>&1; echo "ops exit $?" >>"$OUT/ops.log")
 wait
 pack
 for s in "4095 4095 4095 0" "4095 4095 4095 1" "4096 4095 4096 0" "1024 1030 1001 0" "1024 1030 1001 3" \
@@ -39,6 +38,9 @@ for s in 4095x4095x4095 4096x4095x4096 8192x50257x768; do
     >>"$OUT/launches.txt" 2>>"$OUT/launches.log"
   echo "[$SECONDS s] $s exit $?" >>"$OUT/launches.log"; pack
 done
+[ "$(left)" -gt 60 ] && (OUT=$OUT/ops KP_COMMIT=${1:-unknown} KP_JOBS=8 KP_CORRECT_KERNELS=matmul/cuda/bf16-21 \
+  timeout "$(left)" bash scripts/gpu-check.sh correct >"$OUT/ops.log" 2>&1; echo "ops exit $?" >>"$OUT/ops.log")
+pack
 [ "$(left)" -gt 60 ] && (OUT=$OUT/extra KP_COMMIT=${1:-unknown} KP_JOBS=8 KP_CORRECT_KERNELS=matmul/cuda/bf16-21 \
   KP_CORRECT_ARGS=$MM_ROWCLASS_EXTRAS timeout 80 bash scripts/gpu-check.sh correct >"$OUT/extra.log" 2>&1
   echo "extra exit $?" >>"$OUT/extra.log")
