@@ -311,6 +311,28 @@ int main(int argc, char **argv) {
         }
         expect("exploits/host/inputs_ahead.c", "softmax", KP_REJECTED, "account",
                "PING requests sent to it right after", 1 | 4);
+        /* A worker that fails the control requests (here it leaves at the
+         * first PING) is judged on the excess already measured. */
+        {
+            kp_result r;
+            kp_verdict v = eval_file("tests/candidates/softmax_light_exit.c", "softmax", NULL, 1 | 4, &r);
+            int direct = 1;
+            for (int w = 0; w < r.nwarn; w++)
+                if (strstr(r.warn[w], "cannot write into")) direct = 0;
+            if (direct) {
+                CHECK(v == KP_REJECTED);
+                CHECK(strcmp(r.check_name, "account") == 0);
+                CHECK(strstr(r.detail, "failed the PING requests") != NULL);
+            } else {
+                CHECK(v == KP_PASS);
+            }
+            kp_result_free(&r);
+        }
+        /* The light requests' NOISY waits for every other check of the
+         * shape: a tampered timer behind the same slow requests is still
+         * REJECTED (by the timer, or by the parent-clock batches, whose
+         * INPUTS are over 1 ms each), never NOISY. */
+        expect("tests/candidates/timer_tamper_light_burn.c", "softmax", KP_REJECTED, NULL, NULL, 0);
         {
             kp_result r;
             /* One distribution asked for: a misaligned round is added. */

@@ -393,7 +393,7 @@ typedef struct kp_shape_result {
     const char *origin;     /* "canonical", "edge", "drawn", "user" */
     kp_verdict verdict;
     char check_name[32];    /* which check decided, "poison", "tolerance", "canary", ... */
-    char detail[640];       /* evidence, one paragraph for people (the longest messages run to about 420 characters) */
+    char detail[640];       /* evidence, one paragraph for people (the longest messages run to about 520 characters) */
     kp_check check;         /* worst correctness check at this shape */
     int timed;
     kp_timing cand;         /* candidate timing (if timed) */

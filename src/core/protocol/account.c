@@ -133,14 +133,33 @@ static const char *msg_name(int type) {
 
 /* Light requests past their allowance (u: the phase's numbers, already
  * taken): the control PINGs, then the verdict. Their own numbers are
- * taken with them, so they count in no later phase. */
-static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, const kp_wk_cpu *u) {
+ * taken with them, so they count in no later phase. The phase's excess is
+ * measured already and the control only excuses it: a worker that fails
+ * the control requests (dies, hangs, answers something else) is judged
+ * on the excess, REJECTED. Within the control's allowance a baseline's
+ * part is NOISY at once; the candidate's is not decided here: the shape
+ * goes on through every other check, any of which may still reject it,
+ * and only a shape that would PASS becomes NOISY (c->light_noise, at the
+ * end of the shape). */
+static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, const kp_wk_cpu *u, int baseline) {
+    char a[48], b[48], phase[300];
+    fmt_ns(a, sizeof a, u->light_ns);
+    fmt_ns(b, sizeof b, u->light_max_ns);
+    snprintf(phase, sizeof phase,
+             "during %s the worker's own thread used %s of CPU in %d light requests (the most, %s, in one %s "
+             "request, whose work is a few microseconds)",
+             what, a, u->light_n, b, msg_name(u->light_type));
     char err[300];
     for (int i = 0; i < CONTROL_PINGS; i++) {
         int rc = kp_wk_call(p->w, KP_MSG_PING, NULL, 0, NULL, 0, NULL, 0, NULL, c->o->timeout_s, err, sizeof err);
         if (rc) {
             p->alive = 0;
-            return kpp_worker_failed(c, p, sr, rc, "the account's control requests", err);
+            if (rc == KP_WK_SYS) return kpp_worker_failed(c, p, sr, rc, "the account's control requests", err);
+            return kpp_decide(sr, KP_REJECTED, "account",
+                              "%s, and it failed the PING requests sent right after as a control (%s): the "
+                              "candidate's code ran inside the harness's requests, outside its calls, where its work "
+                              "is not timed",
+                              phase, err);
         }
     }
     const kp_wk_cpu k = kp_wk_cpu_get(p->w, 1);
@@ -150,26 +169,25 @@ static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, 
                           k.light_n, CONTROL_PINGS);
     const int64_t mean = k.light_ns / k.light_n;
     const int64_t per = CONTROL_RATIO * mean > LIGHT_NS ? CONTROL_RATIO * mean : LIGHT_NS;
-    char a[48], b[48], m[48], x[48], head[400];
-    fmt_ns(a, sizeof a, u->light_ns);
-    fmt_ns(b, sizeof b, u->light_max_ns);
+    char m[48], x[48], head[480];
     fmt_ns(m, sizeof m, mean);
     fmt_ns(x, sizeof x, k.light_max_ns);
-    snprintf(head, sizeof head,
-             "during %s the worker's own thread used %s of CPU in %d light requests (the most, %s, in one %s "
-             "request, whose work is a few microseconds), and %d PING requests sent to it right after used %s each "
-             "(mean; the most %s)",
-             what, a, u->light_n, b, msg_name(u->light_type), k.light_n, m, x);
-    if (u->light_ns <= LIGHT_FIXED_NS + per * (int64_t)u->light_n)
-        return kpp_decide(sr, KP_NOISY, "noise",
-                          "%s: the machine adds its own time to every request now, and the light requests' time "
-                          "beyond %.0f ms a phase is within %d times that a request; work hidden in them cannot be "
-                          "told from it; run again on a quieter machine",
-                          head, LIGHT_FIXED_NS * 1e-6, CONTROL_RATIO);
-    return kpp_decide(sr, KP_REJECTED, "account",
-                      "%s: more than the machine adds to a request; the candidate's code ran inside the harness's "
-                      "requests, outside its calls, where its work is not timed",
-                      head);
+    snprintf(head, sizeof head, "%s, and %d PING requests sent to it right after used %s each (mean; the most %s)",
+             phase, k.light_n, m, x);
+    if (u->light_ns > LIGHT_FIXED_NS + per * (int64_t)u->light_n)
+        return kpp_decide(sr, KP_REJECTED, "account",
+                          "%s: more than the machine adds to a request; the candidate's code ran inside the "
+                          "harness's requests, outside its calls, where its work is not timed",
+                          head);
+    char ev[sizeof c->light_noise];
+    snprintf(ev, sizeof ev,
+             "%s: the machine adds its own time to every request now, and the light requests' time beyond %.0f ms a "
+             "phase is within %d times that a request; work hidden in them cannot be told from it; run again on a "
+             "quieter machine",
+             head, LIGHT_FIXED_NS * 1e-6, CONTROL_RATIO);
+    if (baseline) return kpp_decide(sr, KP_NOISY, "noise", "%s", ev);
+    if (!c->light_noise[0]) snprintf(c->light_noise, sizeof c->light_noise, "%s", ev);
+    return 0;
 }
 
 /* The host worker's CPU since the last account, read by kproof from the
@@ -178,7 +196,7 @@ static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, 
  * its threads' run times are not the worker's to report. Work between
  * requests, on other threads during requests that run no call, or in
  * another process is work the timed calls do not carry. */
-static int host_cpu_account(ctx *c, part *p, kp_shape_result *sr, const char *what) {
+static int host_cpu_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int baseline) {
     if (!p->alive || !p->w || !GUARD(c, KPP_G_ACCOUNT)) return 0;
     kp_wk_cpu u = kp_wk_cpu_get(p->w, 1);
     if (!u.on) return 0;
@@ -216,8 +234,9 @@ static int host_cpu_account(ctx *c, part *p, kp_shape_result *sr, const char *wh
                           "another process is not timed",
                           what, a);
     }
-    /* Last, as it may be NOISY: NOISY must not stand in for a finding above. */
-    if (u.light_ns > LIGHT_FIXED_NS + LIGHT_NS * (int64_t)u.light_n) return light_excess(c, p, sr, what, &u);
+    /* Last, as it may come out NOISY: NOISY must not stand in for a finding above. */
+    if (u.light_ns > LIGHT_FIXED_NS + LIGHT_NS * (int64_t)u.light_n)
+        return light_excess(c, p, sr, what, &u, baseline);
     return 0;
 }
 
@@ -225,7 +244,7 @@ static int host_cpu_account(ctx *c, part *p, kp_shape_result *sr, const char *wh
  * and judges it. `what` names the phase for the evidence. Decides the
  * shape on a finding; 0 otherwise. */
 int kpp_account(ctx *c, part *p, kp_shape_result *sr, const char *what, int baseline, char *defer_ev, size_t len) {
-    if (!kp_backend_get(c->o->backend)->has_tracer) return host_cpu_account(c, p, sr, what);
+    if (!kp_backend_get(c->o->backend)->has_tracer) return host_cpu_account(c, p, sr, what, baseline);
     if (c->o->unaudited || !p->alive) return 0;
     kp_acct_rep *rep = (kp_acct_rep *)calloc(1, sizeof *rep);
     if (!rep) return kpp_decide(sr, KP_ERROR, "harness", "out of host memory");
