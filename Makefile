@@ -3,10 +3,10 @@
 #   make test   build, then run every test (units + integration on the host backend)
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-# Tests side by side: twice the cores, as most of them spend their time
-# waiting (on workers, timeouts, the device lock) and the CPU-bound compile
-# checks run at a lower priority.
-TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
+# Tests side by side: three times the cores, as most of them spend their
+# time waiting (on workers, timeouts, the device lock) and the CPU-bound
+# compile checks run at a lower priority.
+TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 3 )))
 CMAKE_FLAGS ?=
 ifneq ($(CI),)
 CMAKE_FLAGS += -DKP_WERROR=ON

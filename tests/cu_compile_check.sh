@@ -18,8 +18,10 @@
 # timeouts and the device lock; at a lower priority (nice), so that the
 # timed calls of the tests beside it keep the CPU first.
 # A file whose exact bytes, with the same project headers (include/ and
-# the .cuh/.h files beside it), the same flags and the same nvcc (its
-# --version), compiled before is not compiled again: tests/cu_compiled.txt
+# the .cuh/.h files beside it), the same flags and the same nvcc and host
+# compiler (their --version; nvcc's flags from the environment) compiled
+# before is not compiled again (system headers are the host compiler's
+# and the toolkit's, named by their versions): tests/cu_compiled.txt
 # holds one key a file that compiled (sha256 of those inputs), written by
 # scripts/cu-compiled.sh, which compiles every file it lists. A changed
 # file, header, flag or compiler gives a new key, so that file is compiled
@@ -42,7 +44,11 @@ FLAGS=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -x cu -cubin) # and 
 REC="$S/tests/cu_compiled.txt"
 # The key of a file: its bytes, the project headers it may include, the
 # flags (the include path relative to the tree) and the compiler.
-VERSION=$("$NVCC" --version 2>&1)
+# nvcc preprocesses with the host compiler (its system headers), and reads
+# flags from the environment: both are part of the key.
+VERSION=$("$NVCC" --version 2>&1
+    "${NVCC_CCBIN:-c++}" --version 2>&1 | head -1
+    echo "NVCC_PREPEND_FLAGS=${NVCC_PREPEND_FLAGS:-} NVCC_APPEND_FLAGS=${NVCC_APPEND_FLAGS:-} NVCC_CCBIN=${NVCC_CCBIN:-}")
 key() {
     local d=${1%/*}
     {
@@ -62,7 +68,7 @@ for f in "$S/$D"/*.cu; do
     [ $((i % PN)) -eq "$PI" ] || continue
     n=$((n + 1))
     k=$(key "$f")
-    if [ -z "${KP_CU_RECHECK:-}" ] && [ -f "$REC" ] && grep -qx "$k $D/${f##*/}" "$REC"; then
+    if [ -z "${KP_CU_RECHECK:-}" ] && [ -f "$REC" ] && grep -Fqx "$k $D/${f##*/}" "$REC"; then
         echo "ok   $D/${f##*/} (these bytes compiled before with this nvcc: tests/cu_compiled.txt)"
         [ -n "${KP_CU_RECORD:-}" ] && echo "$k $D/${f##*/}" >>"$KP_CU_RECORD"
         continue
