@@ -46,8 +46,10 @@ REC="$S/tests/cu_compiled.txt"
 # flags (the include path relative to the tree) and the compiler.
 # nvcc preprocesses with the host compiler (its system headers), and reads
 # flags from the environment: both are part of the key.
+# (nvcc's default host compiler is gcc from PATH.)
+CC=${NVCC_CCBIN:-gcc}
 VERSION=$("$NVCC" --version 2>&1
-    "${NVCC_CCBIN:-c++}" --version 2>&1 | head -1
+    if command -v "$CC" >/dev/null 2>&1; then "$CC" --version 2>&1 | head -1; else echo "no host compiler $CC"; fi
     echo "NVCC_PREPEND_FLAGS=${NVCC_PREPEND_FLAGS:-} NVCC_APPEND_FLAGS=${NVCC_APPEND_FLAGS:-} NVCC_CCBIN=${NVCC_CCBIN:-}")
 key() {
     local d=${1%/*}

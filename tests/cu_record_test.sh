@@ -2,9 +2,9 @@
 # The compile checks' record (tests/cu_compiled.txt, written by
 # scripts/cu-compiled.sh): on a scratch tree with one file that compiles
 # and one that does not, only the first is recorded; with the record a
-# second check skips it; a change to its bytes, to a project header or to
-# the compiler's version compiles it again; KP_CU_RECHECK=1 ignores the
-# record.
+# second check skips it; a change to its bytes, to a project header, to
+# the compiler's version or to nvcc's flags from the environment compiles
+# it again; KP_CU_RECHECK=1 ignores the record.
 #   tests/cu_record_test.sh NVCC SOURCE_DIR
 set -u
 NVCC=$1
@@ -45,4 +45,6 @@ check
 grep -q '^ok   kernels/x/cuda/a.cu (these bytes compiled before' "$T/out" || fail "the new record is not used"
 bash "$S/tests/cu_compile_check.sh" "$T/nvcc2" "$T" kernels/x/cuda >"$T/out" 2>&1
 grep -q '^ok   kernels/x/cuda/a.cu$' "$T/out" || fail "another nvcc version and a.cu was not compiled again"
+NVCC_APPEND_FLAGS=-DKP_RECORD_TEST check
+grep -q '^ok   kernels/x/cuda/a.cu$' "$T/out" || fail "other flags from the environment and a.cu was not compiled again"
 echo "ok: the record skips only unchanged files that compiled"

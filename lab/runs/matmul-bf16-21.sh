@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # lab/runs/matmul-bf16-21.sh: matmul bf16 21 against 18 in one short run:
-# 21's error map at the ten row-class shapes (lab/probes/mm_errmap.cu), 18
+# 21's error map at ten shapes, eight of them row-class (lab/probes/mm_errmap.cu), 18
 # and 21 launch by launch (lab/mm_kernels.py, 10 cold calls) at 4095^3,
 # 4096x4095x4096 and 8192x50257x768, then while time is left kproof's check
 # of 21 on the op's 14 shapes and the 16 row-class extras, and both timed

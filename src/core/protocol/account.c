@@ -151,7 +151,10 @@ static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, 
              what, a, u->light_n, b, msg_name(u->light_type));
     char err[300];
     for (int i = 0; i < CONTROL_PINGS; i++) {
-        int rc = kp_wk_call(p->w, KP_MSG_PING, NULL, 0, NULL, 0, NULL, 0, NULL, c->o->timeout_s, err, sizeof err);
+        /* At least 5 s: a PING on a loaded machine must not time out as a
+         * call may. */
+        const double limit = c->o->timeout_s > 5 ? c->o->timeout_s : 5;
+        int rc = kp_wk_call(p->w, KP_MSG_PING, NULL, 0, NULL, 0, NULL, 0, NULL, limit, err, sizeof err);
         if (rc) {
             p->alive = 0;
             if (rc == KP_WK_SYS) return kpp_worker_failed(c, p, sr, rc, "the account's control requests", err);
@@ -187,6 +190,7 @@ static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, 
              head, LIGHT_FIXED_NS * 1e-6, CONTROL_RATIO);
     if (baseline) return kpp_decide(sr, KP_NOISY, "noise", "%s", ev);
     if (!c->light_noise[0]) snprintf(c->light_noise, sizeof c->light_noise, "%s", ev);
+    if (per > c->light_ctl_ns) c->light_ctl_ns = per;
     return 0;
 }
 

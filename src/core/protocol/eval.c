@@ -272,6 +272,7 @@ static int eval_body(const kp_eval_opts *o, kp_result *r, char *err, size_t errl
         sr->shape = items[i].s;
         sr->origin = items[i].origin;
         c.light_noise[0] = 0;
+        c.light_ctl_ns = 0;
         char st[64];
         kp_shape_format(&sr->shape, st, sizeof st);
         char why[200];

@@ -92,6 +92,9 @@ typedef struct ctx {
      * whose control requests were as slow (account.c): the evidence, for
      * NOISY once every other check of the shape has run ("" none). */
     char light_noise[640];
+    /* With it, the control's allowance a light request (ns): the
+     * parent-clock batches hold their INPUTS to it too (timing.c). */
+    int64_t light_ctl_ns;
 } ctx;
 
 /* ---- the naive mode's policy (policy.c) ---------------------------------------- */
