@@ -149,6 +149,7 @@ static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, 
              "during %s the worker's own thread used %s of CPU in %d light requests (the most, %s, in one %s "
              "request, whose work is a few microseconds)",
              what, a, u->light_n, b, msg_name(u->light_type));
+    const char *who = baseline ? "the baseline's" : "the candidate's";
     char err[300];
     for (int i = 0; i < CONTROL_PINGS; i++) {
         /* At least 5 s: a PING on a loaded machine must not time out as a
@@ -159,10 +160,9 @@ static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, 
             p->alive = 0;
             if (rc == KP_WK_SYS) return kpp_worker_failed(c, p, sr, rc, "the account's control requests", err);
             return kpp_decide(sr, KP_REJECTED, "account",
-                              "%s, and it failed the PING requests sent right after as a control (%s): the "
-                              "candidate's code ran inside the harness's requests, outside its calls, where its work "
-                              "is not timed",
-                              phase, err);
+                              "%s, and it failed the PING requests sent right after as a control (%s): %s code ran "
+                              "inside the harness's requests, outside its calls, where its work is not timed",
+                              phase, err, who);
         }
     }
     const kp_wk_cpu k = kp_wk_cpu_get(p->w, 1);
@@ -179,9 +179,9 @@ static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, 
              phase, k.light_n, m, x);
     if (u->light_ns > LIGHT_FIXED_NS + per * (int64_t)u->light_n)
         return kpp_decide(sr, KP_REJECTED, "account",
-                          "%s: more than the machine adds to a request; the candidate's code ran inside the "
-                          "harness's requests, outside its calls, where its work is not timed",
-                          head);
+                          "%s: more than the machine adds to a request; %s code ran inside the harness's requests, "
+                          "outside its calls, where its work is not timed",
+                          head, who);
     char ev[sizeof c->light_noise];
     snprintf(ev, sizeof ev,
              "%s: the machine adds its own time to every request now, and the light requests' time beyond %.0f ms a "
