@@ -304,6 +304,10 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
      * request may be the kernel's doing; every one is the candidate's. */
     int calls = 0, tainted = 0;
     int64_t taint_ns = 0;
+    /* LIGHT_CAP_NS, or where the account's control found the machine adding
+     * its own time to every request (the shape is NOISY at best already)
+     * the control's allowance a request. */
+    const int64_t light_cap = c->light_ctl_ns > LIGHT_CAP_NS ? c->light_ctl_ns : LIGHT_CAP_NS;
     for (int b = 0; b < 18 && !bad; b++) {
         int call = b % 2;
         double w = 0, wc = -1;
@@ -348,10 +352,7 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
             }
             const int64_t dl = kp_wk_cpu_get(p->w, 0).light_ns - l0;
             calls++;
-            /* Where the account's control found the machine adding its own
-             * time to every request, the shape is NOISY at best already and
-             * the cap is the control's allowance a request. */
-            if (p->direct && dl > (c->light_ctl_ns > LIGHT_CAP_NS ? c->light_ctl_ns : LIGHT_CAP_NS)) {
+            if (p->direct && dl > light_cap) {
                 tainted++;
                 if (dl > taint_ns) taint_ns = dl;
                 w = -1; /* checked below, not believed */
@@ -382,7 +383,7 @@ static int parent_floor_body(ctx *c, part *parts, int np, int nsets, double medi
                          "before every parent-clock batch the worker's own thread used over %.1f ms of CPU in the "
                          "light request that hands over the batch's inputs (the most, %.2f ms), where the harness "
                          "stores a table of checksums: work done there on the batch's inputs is not timed",
-                         (c->light_ctl_ns > LIGHT_CAP_NS ? c->light_ctl_ns : LIGHT_CAP_NS) * 1e-6, taint_ns * 1e-6);
+                         light_cap * 1e-6, taint_ns * 1e-6);
     /* Without fresh sets the batches ran on set 0: its last output. */
     if (!bad && !fresh && GUARD(c, KPP_G_CHECK_TIMED)) {
         c->check_what = "the last call of a parent-clock batch";
