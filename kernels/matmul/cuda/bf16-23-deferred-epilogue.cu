@@ -12,6 +12,14 @@
  * the same barriers and slot waits as 21's quarters), then waits for the
  * wgmma. The last tile's C is drained after the loop. 128 accumulator and
  * 64 packed registers fit the consumers' 232 (no spills, no stack).
+ * The k-tiles are one loop, quarter t drained under `t < 4` by one of four
+ * fixed-quarter copies of the drain: a first version (2639ee9) unrolled
+ * the first four k-tiles apart from the loop, and ptxas serialized every
+ * wgmma of that kernel (C7515, "non wgmma instructions defining
+ * accumulator registers ... between start and end of the pipeline
+ * stage"): 7.5-8.6% slower than 21 at every aligned shape on an H100,
+ * though right everywhere (results/2026-12-05-h100-2639ee9). This version
+ * compiles without that message, as 21 does.
  * Predicted: up to the epilogue's whole time, about 1-1.5 us a tile: up to
  * 15% at 8192x50264x768, 2-3% at 4096^3, 1-2% at 8192^3 and
  * 8192x1024x8192. The row-class and unaligned paths run 21's code.
@@ -920,10 +928,14 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
 #pragma unroll
               for (int i = 0; i < 128; i++) d[i] = 0.0f;
               unsigned prev = 0; /* the stage of the group still in flight */
-              /* k-tile t's wgmma, then quarter q of the last tile where
-               * `out` (q a constant after unrolling: P stays in registers),
+              /* One loop over the k-tiles (the accumulators keep their
+               * registers from k-tile to k-tile): k-tile t's wgmma, then
+               * for t < 4 quarter t of the last tile (each quarter its own
+               * code, so P is indexed by constants and stays in registers),
                * then the wait that frees the previous k-tile's stage. */
-              auto step = [&](int t, int q, bool out) {
+              const bool out = pm < M;
+#pragma unroll 1
+              for (int t = 0; t < ktiles; t++, it++) {
                   const unsigned s = it % W_STAGES;
                   mbar_wait(full + 8 * s, (it / W_STAGES) & 1u);
                   const uint64_t stp = (uint64_t)(s * (W_STAGE_BYTES >> 4));
@@ -932,20 +944,22 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
 #pragma unroll
                   for (int kk = 0; kk < W_BK / 16; kk++) wgmma_256(d, sa + 2 * kk, sb + 128 * kk);
                   wgmma_commit();
-                  if (out) drain(q);
+                  if (out && t < 4) {
+                      if (t == 0) drain(0);
+                      else if (t == 1) drain(1);
+                      else if (t == 2) drain(2);
+                      else drain(3);
+                  }
                   wgmma_wait<1>();
                   acc_fence(d);
                   if (t > 0) release_stage(empty + 8 * prev, lane);
                   prev = s;
-                  it++;
-              };
-#pragma unroll
-              for (int q = 0; q < 4; q++) {
-                  if (q < ktiles) step(q, q, pm < M);
-                  else if (pm < M) drain(q);
               }
-#pragma unroll 1
-              for (int t = 4; t < ktiles; t++) step(t, 0, false);
+              if (out) { /* fewer than 4 k-tiles: the rest of the last tile now */
+                  if (ktiles < 2) drain(1);
+                  if (ktiles < 3) drain(2);
+                  if (ktiles < 4) drain(3);
+              }
               wgmma_wait<0>();
               acc_fence(d);
               release_stage(empty + 8 * prev, lane);
