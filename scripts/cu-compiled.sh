@@ -3,9 +3,10 @@
 # project .cu candidates (kernels/, exploits/) that compile for sm_90a:
 # one key a file (tests/cu_compile_check.sh says what goes into it). A
 # file whose key is recorded already is not compiled again; every other
-# file is, and only those that compile are recorded (--all: every file
-# compiled). Run it after changing a .cu file so that `make test` need not
-# compile what is unchanged; exits 1 when a file does not compile.
+# file is, and only those that pass the check are recorded (they compile,
+# and ptxas reports no performance loss; --all: every file compiled). Run
+# it after changing a .cu file so that `make test` need not compile what
+# is unchanged; exits 1 when a file fails.
 #   scripts/cu-compiled.sh [--all]
 set -u
 cd "$(dirname "$0")/.."
@@ -26,5 +27,5 @@ find kernels exploits -name '*.cu' -printf '%h\n' | LC_ALL=C sort -u |
         bash tests/cu_compile_check.sh "$NVCC" "$PWD" {} >"$T/log" 2>&1 || bad=1
 grep -v '^ok ' "$T/log" | grep -v ' files in ' || true
 LC_ALL=C sort -k2 "$T/rec" >tests/cu_compiled.txt
-echo "cu-compiled: $(wc -l <tests/cu_compiled.txt) files recorded in tests/cu_compiled.txt$([ $bad = 0 ] || echo '; some do not compile (above)')"
+echo "cu-compiled: $(wc -l <tests/cu_compiled.txt) files recorded in tests/cu_compiled.txt$([ $bad = 0 ] || echo '; some fail the check (above)')"
 exit $bad

@@ -4,7 +4,8 @@
 # and one that does not, only the first is recorded; with the record a
 # second check skips it; a change to its bytes, to a project header, to
 # the compiler's version or to nvcc's flags from the environment compiles
-# it again; KP_CU_RECHECK=1 ignores the record.
+# it again; KP_CU_RECHECK=1 ignores the record; a file for which ptxas
+# reports a performance loss (serialized wgmma) fails and is not recorded.
 #   tests/cu_record_test.sh NVCC SOURCE_DIR
 set -u
 NVCC=$1
@@ -47,4 +48,27 @@ bash "$S/tests/cu_compile_check.sh" "$T/nvcc2" "$T" kernels/x/cuda >"$T/out" 2>&
 grep -q '^ok   kernels/x/cuda/a.cu$' "$T/out" || fail "another nvcc version and a.cu was not compiled again"
 NVCC_APPEND_FLAGS=-DKP_RECORD_TEST check
 grep -q '^ok   kernels/x/cuda/a.cu$' "$T/out" || fail "other flags from the environment and a.cu was not compiled again"
+# A kernel ptxas compiles with every wgmma serialized (an accumulator
+# register used by another instruction while its wgmma may be in flight)
+# fails, and is not recorded.
+cat >"$T/kernels/x/cuda/c.cu" <<'EOF'
+#include <stdint.h>
+__global__ void k(float *o, uint64_t da, uint64_t db, int n) {
+    float d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    for (int i = 0; i < n; i++) {
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+        asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, 1, 0;\n\t"
+                     "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 1;\n}"
+                     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "l"(da), "l"(db));
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        if (i == 3) d0 = 0.0f;
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    }
+    o[threadIdx.x] = d0 + d1 + d2 + d3;
+}
+EOF
+KP_CU_RECORD="$T/tests/cu_compiled.txt" check && fail "c.cu has its wgmma serialized and the check passed"
+grep -q '^FAIL kernels/x/cuda/c.cu compiles, but ptxas reports a performance loss' "$T/out" ||
+    fail "c.cu's performance loss not reported: $(cat "$T/out")"
+grep -q ' kernels/x/cuda/c.cu$' "$T/tests/cu_compiled.txt" && fail "c.cu recorded"
 echo "ok: the record skips only unchanged files that compiled"

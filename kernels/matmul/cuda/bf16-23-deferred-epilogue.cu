@@ -17,8 +17,9 @@
  * the first four k-tiles apart from the loop, and ptxas serialized every
  * wgmma of that kernel (C7515, "non wgmma instructions defining
  * accumulator registers ... between start and end of the pipeline
- * stage"): 7.5-8.6% slower than 21 at every aligned shape on an H100,
- * though right everywhere (results/2026-12-05-h100-2639ee9). This version
+ * stage"): 7.5-8.6% slower than 21 at the four aligned shapes timed on
+ * an H100, every element right at nine aligned shapes
+ * (results/2026-12-05-h100-2639ee9). This version
  * compiles without that message, as 21 does.
  * Predicted: up to the epilogue's whole time, about 1-1.5 us a tile: up to
  * 15% at 8192x50264x768, 2-3% at 4096^3, 1-2% at 8192^3 and
