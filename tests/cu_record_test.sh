@@ -2,9 +2,9 @@
 # The compile checks' record (tests/cu_compiled.txt, written by
 # scripts/cu-compiled.sh): on a scratch tree with one file that compiles
 # and one that does not, only the first is recorded; with the record a
-# second check skips it; a change to its bytes, to a project header, to
-# the compiler's version or to nvcc's flags from the environment compiles
-# it again; KP_CU_RECHECK=1 ignores the record; a file for which ptxas
+# second check skips it; a change to its bytes, to a project header (in
+# include/ or beside it), to the compiler's version or to nvcc's flags
+# from the environment compiles it again; KP_CU_RECHECK=1 ignores the record; a file for which ptxas
 # reports a performance loss (serialized wgmma) fails and is not recorded.
 #   tests/cu_record_test.sh NVCC SOURCE_DIR
 set -u
@@ -34,6 +34,20 @@ echo '/* changed */' >>"$T/include/kproof/kernel.h"
 check
 grep -q '^ok   kernels/x/cuda/a.cu$' "$T/out" || fail "a header changed and a.cu was not compiled again"
 cp "$S/include/kproof/kernel.h" "$T/include/kproof/kernel.h"
+# A header beside the file (.cuh): added, then changed.
+KP_CU_RECORD="$T/tests/cu_compiled.txt.new" check
+mv "$T/tests/cu_compiled.txt.new" "$T/tests/cu_compiled.txt"
+echo '#define KP_BESIDE 1' >"$T/kernels/x/cuda/beside.cuh"
+check
+grep -q '^ok   kernels/x/cuda/a.cu$' "$T/out" || fail "a .cuh added beside a.cu and a.cu was not compiled again"
+KP_CU_RECORD="$T/tests/cu_compiled.txt.new" check
+mv "$T/tests/cu_compiled.txt.new" "$T/tests/cu_compiled.txt"
+check
+grep -q '^ok   kernels/x/cuda/a.cu (these bytes compiled before' "$T/out" || fail "a.cu compiled again with its .cuh unchanged"
+echo '#define KP_BESIDE 2' >"$T/kernels/x/cuda/beside.cuh"
+check
+grep -q '^ok   kernels/x/cuda/a.cu$' "$T/out" || fail "the .cuh beside a.cu changed and a.cu was not compiled again"
+rm "$T/kernels/x/cuda/beside.cuh"
 echo '/* changed */' >>"$T/kernels/x/cuda/a.cu"
 check
 grep -q '^ok   kernels/x/cuda/a.cu$' "$T/out" || fail "a.cu changed and was not compiled again"
