@@ -4,8 +4,9 @@
 # and one that does not, only the first is recorded; with the record a
 # second check skips it; a change to its bytes, to a project header (in
 # include/ or beside it), to the compiler's version or to nvcc's flags
-# from the environment compiles it again; KP_CU_RECHECK=1 ignores the record; a file for which ptxas
-# reports a performance loss (serialized wgmma) fails and is not recorded.
+# from the environment compiles it again; KP_CU_RECHECK=1 ignores the
+# record; a file for which ptxas reports a performance loss (serialized
+# wgmma) fails and is not recorded.
 #   tests/cu_record_test.sh NVCC SOURCE_DIR
 set -u
 NVCC=$1
