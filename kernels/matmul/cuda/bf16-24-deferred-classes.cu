@@ -14,12 +14,16 @@
  * and the next lane's low one, a shuffle and a byte permute a word). A
  * dx > 0 tile's row ends go out from the accumulators when its mainloop
  * ends (store_ends, as 21). The tile's class is found again from its m0
- * and n0 at each piece.
+ * and n0 at each piece, in a function forced inline at each call site
+ * with the piece fixed (drain_class): P must be indexed by constants to
+ * stay in registers (as a lambda the drain was not inlined and P went to
+ * the stack).
  * Compiled for sm_90a without ptxas's performance-loss messages, but the
- * row-class kernel spills (524 bytes of stores, 940 of loads a thread in
+ * row-class kernel spills (380 bytes of stores, 768 of loads a thread in
  * `-Xptxas -v`): 128 accumulators in flight, 64 packed registers and the
  * class's numbers do not fit 232; the aligned and unaligned kernels do
- * not spill. Whether the spills cost more than the overlap gains is what
+ * not spill. Draining half the tile after its mainloop (P of 32 registers)
+ * is the fallback should the spills cost more than the overlap gains. Whether the spills cost more than the overlap gains is what
  * its run measures.
  * Predicted: on the row-class path up to what is left of its epilogue
  * (at 8192x50257x768 most of it), less the spills' cost; the aligned path
@@ -731,35 +735,6 @@ static __device__ __forceinline__ void stage_box_packed(uint32_t slot, const uin
     }
 }
 
-/* 24: box KB of a DX > 0 row-class tile from P through slot KB % 2, as
- * store_boxes does box KB. */
-template <int DX, int KB>
-static __device__ __forceinline__ void drain_box(uint32_t s0, uint32_t s1, const uint32_t (&P)[64], int rb, int lane,
-                                                 int wt, int cw, bool live, int n0, int w8, int yb,
-                                                 const CUtensorMap *mc) {
-    const uint32_t slot = KB & 1 ? s1 : s0;
-    if (wt == 0) bulk_wait_read<1>();
-    named_sync(1 + cw, 128);
-    stage_box_packed<DX, KB>(slot, P, rb, lane);
-    fence_proxy_async();
-    named_sync(1 + cw, 128);
-    if (wt == 0) {
-        const int x = KB < 3 ? n0 + 8 + 64 * KB : n0 + 192;
-        if (live && x < w8) tma_store_2d(mc, slot, x, yb);
-        bulk_commit();
-    }
-}
-
-template <int DX>
-static __device__ __forceinline__ void drain_box_q(int q, uint32_t s0, uint32_t s1, const uint32_t (&P)[64], int rb,
-                                                   int lane, int wt, int cw, bool live, int n0, int w8, int yb,
-                                                   const CUtensorMap *mc) {
-    if (q == 0) drain_box<DX, 0>(s0, s1, P, rb, lane, wt, cw, live, n0, w8, yb, mc);
-    else if (q == 1) drain_box<DX, 1>(s0, s1, P, rb, lane, wt, cw, live, n0, w8, yb, mc);
-    else if (q == 2) drain_box<DX, 2>(s0, s1, P, rb, lane, wt, cw, live, n0, w8, yb, mc);
-    else drain_box<DX, 3>(s0, s1, P, rb, lane, wt, cw, live, n0, w8, yb, mc);
-}
-
 /* Shared-memory matrix descriptor, 128-byte swizzle: start address, LBO
  * and SBO in 16-byte units (PTX ISA, wgmma matrix descriptor). */
 static __device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
@@ -867,6 +842,82 @@ static __device__ __forceinline__ const CUtensorMap *class_of(const ClassMaps &c
     dx = cls.dx[j];
     return &cls.m[j];
 }
+
+#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/* 24: box KB of a DX > 0 row-class tile from P through slot KB % 2, as
+ * store_boxes does box KB. The tile's class and its store are worked out
+ * only where the issuing thread needs them (from its m0 pt and n0 pn):
+ * the fewer values live beside the accumulators in flight and P, the
+ * fewer spilled. */
+template <int DX, int KB>
+static __device__ __forceinline__ void drain_box(uint32_t s0, uint32_t s1, const uint32_t (&P)[64], int rb, int lane,
+                                                 int wt, int cw, const ClassMaps &cls, int pt, int pn, int M, int N) {
+    const uint32_t slot = KB & 1 ? s1 : s0;
+    if (wt == 0) bulk_wait_read<1>();
+    named_sync(1 + cw, 128);
+    stage_box_packed<DX, KB>(slot, P, rb, lane);
+    fence_proxy_async();
+    named_sync(1 + cw, 128);
+    if (wt == 0) {
+        int cy, cj, dxa;
+        (void)class_of(cls, pt, cy, dxa, cj);
+        const int yb = cy + cw * 64, w8 = (N + DX) & ~7;
+        const int x = KB < 3 ? pn + 8 + 64 * KB : pn + 192;
+        if (8 * yb + cj < M && x < w8) tma_store_2d(&cls.c[cj], slot, x, yb);
+        bulk_commit();
+    }
+}
+
+/* 24: piece Q of a row-class tile (V == 2) from P: with dx = 0 quarter Q
+ * and its row tail, as 21 stores them; with dx > 0 box Q (the row ends
+ * went out when the tile's mainloop ended). The tile's class is found
+ * again from its m0 (pt) and n0 (pn). A function, forced inline at each
+ * of its call sites with Q fixed, so that P stays in registers. */
+template <int Q>
+static __device__ __forceinline__ void drain_class(const uint32_t (&P)[64], uint32_t mine, int rb, int lane, int warp,
+                                                   int wt, int cw, const ClassMaps &cls, int pt, int pn, int M, int N,
+                                                   __nv_bfloat16 *C) {
+    const uint32_t s0 = mine, s1 = s0 + W_C_SLOT;
+    int cy, cj, dxa;
+    (void)class_of(cls, pt, cy, dxa, cj);
+    const int dx = cls.cdx[cj];
+    if (dx == 0) {
+        const uint32_t slot = Q & 1 ? s1 : s0;
+        if (wt == 0) {
+            if (Q == 0) bulk_wait_read<0>();
+            else bulk_wait_read<1>();
+        }
+        named_sync(1 + cw, 128);
+        stage_quarter_packed(slot, P, rb, lane, Q);
+        /* The class map ends at column N & ~7 (dx = 0): the few elements
+         * of a row after it are stored from the slot. */
+        const int lim = N - pn, tc0 = (N & ~7) - pn;
+        if (tc0 < lim && tc0 < 256) {
+            const int r0 = 8 * (cy + cw * 64 + warp * 16) + cj;
+            __syncwarp();
+            store_tail(slot, warp * 16, lane, Q, tc0, 0, reinterpret_cast<unsigned short *>(C) + (int64_t)r0 * N + pn,
+                       8 * (int64_t)N, r0, M, lim);
+        }
+        fence_proxy_async();
+        named_sync(1 + cw, 128);
+        if (wt == 0) {
+            const int yb = cy + cw * 64;
+            if (8 * yb + cj < M && pn + 64 * Q < (N & ~7)) tma_store_2d(&cls.c[cj], slot, pn + 64 * Q, yb);
+            bulk_commit();
+        }
+        return;
+    }
+    switch (dx) {
+    case 1: drain_box<1, Q>(s0, s1, P, rb, lane, wt, cw, cls, pt, pn, M, N); break;
+    case 2: drain_box<2, Q>(s0, s1, P, rb, lane, wt, cw, cls, pt, pn, M, N); break;
+    case 3: drain_box<3, Q>(s0, s1, P, rb, lane, wt, cw, cls, pt, pn, M, N); break;
+    case 4: drain_box<4, Q>(s0, s1, P, rb, lane, wt, cw, cls, pt, pn, M, N); break;
+    case 5: drain_box<5, Q>(s0, s1, P, rb, lane, wt, cw, cls, pt, pn, M, N); break;
+    case 6: drain_box<6, Q>(s0, s1, P, rb, lane, wt, cw, cls, pt, pn, M, N); break;
+    default: drain_box<7, Q>(s0, s1, P, rb, lane, wt, cw, cls, pt, pn, M, N); break;
+    }
+}
+#endif
 
 template <int V>
 static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __grid_constant__ AParam<V> map_a,
@@ -981,55 +1032,8 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
            * ends went out when the tile's mainloop ended). Everything about the tile's class is
            * found again from its m0 and n0 here, so that no more of it
            * stays in registers through the mainloop. */
-          auto drain2 = [&](int q) {
-            if constexpr (V == 2) {
-              const uint32_t s0 = mine, s1 = s0 + W_C_SLOT;
-              const int g0 = warp * 16;
-              int cy, cj, dxa;
-              (void)class_of(map_a, pt, cy, dxa, cj);
-              const int yb = cy + cw * 64, r0 = 8 * (yb + warp * 16) + cj;
-              unsigned short *const p = reinterpret_cast<unsigned short *>(C) + (int64_t)r0 * N + pn;
-              const int64_t rstep = 8 * (int64_t)N;
-              const int dx = map_a.cdx[cj], lim = N - pn;
-              const CUtensorMap *const mc = &map_a.c[cj];
-              const bool live = 8 * yb + cj < M;
-              const int w8 = (N + dx) & ~7, tc0 = w8 - dx - pn;
-              const bool tail = tc0 < lim && tc0 < 256;
-              if (dx == 0) {
-                  const uint32_t slot = q & 1 ? s1 : s0;
-                  if (wt == 0) {
-                      if (q == 0) bulk_wait_read<0>();
-                      else bulk_wait_read<1>();
-                  }
-                  named_sync(1 + cw, 128);
-                  stage_quarter_packed(slot, P, rb, lane, q);
-                  if (tail) {
-                      __syncwarp();
-                      store_tail(slot, g0, lane, q, tc0, dx, p, rstep, r0, M, lim);
-                  }
-                  fence_proxy_async();
-                  named_sync(1 + cw, 128);
-                  if (wt == 0) {
-                      if (live && pn + 64 * q < w8) tma_store_2d(mc, slot, pn + 64 * q, yb);
-                      bulk_commit();
-                  }
-                  return;
-              }
-              switch (dx) {
-              case 1: drain_box_q<1>(q, s0, s1, P, rb, lane, wt, cw, live, pn, w8, yb, mc); break;
-              case 2: drain_box_q<2>(q, s0, s1, P, rb, lane, wt, cw, live, pn, w8, yb, mc); break;
-              case 3: drain_box_q<3>(q, s0, s1, P, rb, lane, wt, cw, live, pn, w8, yb, mc); break;
-              case 4: drain_box_q<4>(q, s0, s1, P, rb, lane, wt, cw, live, pn, w8, yb, mc); break;
-              case 5: drain_box_q<5>(q, s0, s1, P, rb, lane, wt, cw, live, pn, w8, yb, mc); break;
-              case 6: drain_box_q<6>(q, s0, s1, P, rb, lane, wt, cw, live, pn, w8, yb, mc); break;
-              default: drain_box_q<7>(q, s0, s1, P, rb, lane, wt, cw, live, pn, w8, yb, mc); break;
-              }
-            }
-          };
           auto drain = [&](int q) {
-            if constexpr (V == 2) {
-              drain2(q);
-            } else {
+            if constexpr (V == 0) {
               const uint32_t slot = mine + (uint32_t)(q & 1) * W_C_SLOT;
               if (wt == 0) bulk_wait_read<1>();
               named_sync(1 + cw, 128);
@@ -1042,6 +1046,15 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
               }
             }
           };
+          /* Piece Q of the staged tile: 23's quarter (V == 0), or a row-class
+           * piece (V == 2), always with Q a constant. */
+#define KP_DRAIN(Q)                                                                                              \
+    do {                                                                                                         \
+        if constexpr (V == 2)                                                                                    \
+            drain_class<Q>(P, mine, rb, lane, warp, wt, cw, map_a, pt, pn, M, N, C);                              \
+        else                                                                                                     \
+            drain(Q);                                                                                            \
+    } while (0)
           for (int u = (int)cluster_reg(1); u < units; u += (int)cluster_reg(2)) {
               float d[128];
 #pragma unroll
@@ -1071,10 +1084,10 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                   for (int kk = 0; kk < W_BK / 16; kk++) wgmma_256(d, sa + 2 * kk, sb + 128 * kk);
                   wgmma_commit();
                   if (out && t < 4) {
-                      if (t == 0) drain(0);
-                      else if (t == 1) drain(1);
-                      else if (t == 2) drain(2);
-                      else drain(3);
+                      if (t == 0) KP_DRAIN(0);
+                      else if (t == 1) KP_DRAIN(1);
+                      else if (t == 2) KP_DRAIN(2);
+                      else KP_DRAIN(3);
                   }
                   wgmma_wait<1>();
                   acc_fence(d);
@@ -1082,9 +1095,9 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                   prev = s;
               }
               if (out) { /* fewer than 4 k-tiles: the rest of the last tile now */
-                  if (kt < 2) drain(1);
-                  if (kt < 3) drain(2);
-                  if (kt < 4) drain(3);
+                  if (kt < 2) KP_DRAIN(1);
+                  if (kt < 3) KP_DRAIN(2);
+                  if (kt < 4) KP_DRAIN(3);
               }
               wgmma_wait<0>();
               acc_fence(d);
@@ -1116,9 +1129,12 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
               have = true;
           }
           if (V == 2 ? have : pm < M) {
-#pragma unroll
-              for (int q = 0; q < 4; q++) drain(q);
+              KP_DRAIN(0);
+              KP_DRAIN(1);
+              KP_DRAIN(2);
+              KP_DRAIN(3);
           }
+#undef KP_DRAIN
         } else
         for (int u = (int)cluster_reg(1); u < units; u += (int)cluster_reg(2)) {
             float d[128];
