@@ -1021,32 +1021,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
             /* Fragment layout (m64nNk16, f32): warp w of the warpgroup holds rows
              * 16w + lane/4 (+8); register 4j + {0,1} columns 8j + 2*(lane%4) + {0,1},
              * 4j + {2,3} the same columns 8 rows down. */
-            if constexpr (V == 0) {
-                /* Quarter q (columns 64q..64q+63 of the warpgroup's 64 rows)
-                 * goes to slot q % 2 as the copy engine's 128-byte swizzle
-                 * lays out a 64x64 box: row r at 128r, its 16-byte chunk c
-                 * at c ^ (r % 8). A warp's 32 four-byte writes of one (j, h)
-                 * cover 8 rows with 8 different chunks: every bank once.
-                 * Before a slot is rewritten, the store that read it two
-                 * quarters ago (maybe in the last tile) must have read it. */
-                const uint32_t mine = cbuf + (uint32_t)cw * (2 * W_C_SLOT);
-                const int rb = warp * 16 + lane / 4, ym = m0 + cw * 64;
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const uint32_t slot = mine + (uint32_t)(q & 1) * W_C_SLOT;
-                    if (wt == 0) bulk_wait_read<1>();
-                    named_sync(1 + cw, 128);
-                    stage_quarter(slot, d, rb, lane, q);
-                    fence_proxy_async();
-                    named_sync(1 + cw, 128);
-                    if (wt == 0) {
-                        /* The copy engine clips a box at M and N; a box wholly
-                         * outside is not issued (its group is empty). */
-                        if (ym < M && n0 + 64 * q < N) tma_store_2d(&map_c, slot, n0 + 64 * q, ym);
-                        bulk_commit();
-                    }
-                }
-            } else if constexpr (V == 2) {
+            if constexpr (V == 2) {
                 /* A tile of one row class: C by class j's map, four boxes
                  * through the warpgroup's two slots in turn; with dx > 0
                  * each box image is written from the registers

@@ -22,9 +22,9 @@
  * row-class kernel spills (380 bytes of stores, 768 of loads a thread in
  * `-Xptxas -v`): 128 accumulators in flight, 64 packed registers and the
  * class's numbers do not fit 232; the aligned and unaligned kernels do
- * not spill. Draining half the tile after its mainloop (P of 32 registers)
- * is the fallback should the spills cost more than the overlap gains. Whether the spills cost more than the overlap gains is what
- * its run measures.
+ * not spill. Draining half the tile after its mainloop (P of 32
+ * registers) is the fallback; its run measures whether the spills cost
+ * more than the overlap gains.
  * Predicted: on the row-class path up to what is left of its epilogue
  * (at 8192x50257x768 most of it), less the spills' cost; the aligned path
  * is 23's code.
@@ -1014,24 +1014,20 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
         unsigned it = 0;
         if constexpr (V == 0 || V == 2) {
           /* 23: a tile's C leaves the registers as bf16 pairs (P) once its
-           * mainloop ends, and its four quarters go out through the slots
-           * during the next tile's first four k-tiles, each after that
-           * k-tile's wgmma are issued and before they are waited for: the
-           * tensor cores multiply while the warps stage and store. */
+           * mainloop ends, and its four pieces (quarters; on the row-class
+           * path, 24, quarters or box images: drain_class) go out through
+           * the slots during the next tile's first four k-tiles, each after
+           * that k-tile's wgmma are issued and before they are waited for:
+           * the tensor cores multiply while the warps stage and store. */
           const uint32_t mine = cbuf + (uint32_t)cw * (2 * W_C_SLOT);
           const int rb = warp * 16 + lane / 4;
           uint32_t P[64];
-          int pm = M, pn = 0; /* the staged tile's first row (of this warpgroup) and column; pm = M: none yet */
+          int pm = M, pn = 0; /* the staged tile's first row (of this warpgroup) and column; V == 0: pm = M, none */
           int pt = 0;         /* 24 (V == 2): the staged tile's m0 */
           bool have = false;  /* 24 (V == 2): a tile is staged */
-          /* Quarter q of P to slot q % 2 and the copy engine, as 21's
-           * epilogue stores a quarter: the store two quarters back (maybe
-           * a tile back) has read the slot before it is rewritten. */
-          /* 24: piece q of a row-class tile (V == 2): with dx = 0 quarter q
-           * and its row tail, as 21 stores them; with dx > 0 box q (the row
-           * ends went out when the tile's mainloop ended). Everything about the tile's class is
-           * found again from its m0 and n0 here, so that no more of it
-           * stays in registers through the mainloop. */
+          /* V == 0: quarter q of P to slot q % 2 and the copy engine, as
+           * 21's epilogue stores a quarter: the store two quarters back
+           * (maybe a tile back) has read the slot before it is rewritten. */
           auto drain = [&](int q) {
             if constexpr (V == 0) {
               const uint32_t slot = mine + (uint32_t)(q & 1) * W_C_SLOT;
@@ -1062,8 +1058,8 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
               unsigned prev = 0; /* the stage of the group still in flight */
               /* One loop over the k-tiles (the accumulators keep their
                * registers from k-tile to k-tile): k-tile t's wgmma, then
-               * for t < 4 quarter t of the last tile (each quarter its own
-               * code, so P is indexed by constants and stays in registers),
+               * for t < 4 piece t of the last tile (each piece its own code,
+               * so P is indexed by constants and stays in registers),
                * then the wait that frees the previous k-tile's stage. */
               const bool out = V == 2 ? have : pm < M;
               int kt = ktiles;
@@ -1178,97 +1174,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
             /* Fragment layout (m64nNk16, f32): warp w of the warpgroup holds rows
              * 16w + lane/4 (+8); register 4j + {0,1} columns 8j + 2*(lane%4) + {0,1},
              * 4j + {2,3} the same columns 8 rows down. */
-            if constexpr (V == 0) {
-                /* Quarter q (columns 64q..64q+63 of the warpgroup's 64 rows)
-                 * goes to slot q % 2 as the copy engine's 128-byte swizzle
-                 * lays out a 64x64 box: row r at 128r, its 16-byte chunk c
-                 * at c ^ (r % 8). A warp's 32 four-byte writes of one (j, h)
-                 * cover 8 rows with 8 different chunks: every bank once.
-                 * Before a slot is rewritten, the store that read it two
-                 * quarters ago (maybe in the last tile) must have read it. */
-                const uint32_t mine = cbuf + (uint32_t)cw * (2 * W_C_SLOT);
-                const int rb = warp * 16 + lane / 4, ym = m0 + cw * 64;
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const uint32_t slot = mine + (uint32_t)(q & 1) * W_C_SLOT;
-                    if (wt == 0) bulk_wait_read<1>();
-                    named_sync(1 + cw, 128);
-                    stage_quarter(slot, d, rb, lane, q);
-                    fence_proxy_async();
-                    named_sync(1 + cw, 128);
-                    if (wt == 0) {
-                        /* The copy engine clips a box at M and N; a box wholly
-                         * outside is not issued (its group is empty). */
-                        if (ym < M && n0 + 64 * q < N) tma_store_2d(&map_c, slot, n0 + 64 * q, ym);
-                        bulk_commit();
-                    }
-                }
-            } else if constexpr (V == 2) {
-                /* A tile of one row class: C by class j's map, four boxes
-                 * through the warpgroup's two slots in turn; with dx > 0
-                 * each box image is written from the registers
-                 * (store_boxes) and the row ends are stored an element at
-                 * a time (store_ends). The warpgroup's barrier comes before
-                 * a store is issued and before a slot is written again,
-                 * after the issuing thread has waited for the store that
-                 * read it. */
-                const uint32_t s0 = cbuf + (uint32_t)cw * (2 * W_C_SLOT), s1 = s0 + W_C_SLOT;
-                const int rb = warp * 16 + lane / 4, g0 = warp * 16;
-                int cy, cj, dxa;
-                (void)class_of(map_a, m0, cy, dxa, cj);
-                const int yb = cy + cw * 64;                  /* class row of slot row 0 */
-                const int r0 = 8 * (yb + warp * 16) + cj;     /* C row of slot row 16 warp */
-                unsigned short *const p = reinterpret_cast<unsigned short *>(C) + (int64_t)r0 * N + n0;
-                const int64_t rstep = 8 * (int64_t)N;
-                const int dx = map_a.cdx[cj], lim = N - n0;
-                const CUtensorMap *const mc = &map_a.c[cj];
-                const bool live = 8 * yb + cj < M; /* a row of the warpgroup's 64 lies in C */
-                /* The class map ends at view column w8, the last whole chunk
-                 * of a row; the tile columns from tc0 on (the row's last
-                 * elements) are stored an element at a time (store_tail). */
-                const int w8 = (N + dx) & ~7, tc0 = w8 - dx - n0;
-                const bool tail = tc0 < lim && tc0 < 256;
-                if (dx == 0) {
-                    /* The class's rows start on 16-byte boundaries: quarter q
-                     * is itself the box at view column n0 + 64q, stored as
-                     * soon as it is staged (the aligned path's store). Before
-                     * quarter 0 every store of the last tile must have read
-                     * its slot. */
-#pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        const uint32_t slot = q & 1 ? s1 : s0;
-                        if (wt == 0) {
-                            if (q == 0) bulk_wait_read<0>();
-                            else bulk_wait_read<1>();
-                        }
-                        named_sync(1 + cw, 128);
-                        stage_quarter(slot, d, rb, lane, q);
-                        if (tail) {
-                            __syncwarp();
-                            store_tail(slot, g0, lane, q, tc0, dx, p, rstep, r0, M, lim);
-                        }
-                        fence_proxy_async();
-                        named_sync(1 + cw, 128);
-                        if (wt == 0) {
-                            if (live && n0 + 64 * q < w8) tma_store_2d(mc, slot, n0 + 64 * q, yb);
-                            bulk_commit();
-                        }
-                    }
-                    continue;
-                }
-                /* dx > 0: the row ends from the registers, then the four
-                 * box images straight from them (store_boxes). */
-                store_ends(d, lane, dx, p, rstep, r0, M, lim, tail, tc0);
-                switch (dx) {
-                case 1: store_boxes<1>(s0, s1, d, rb, lane, wt, cw, live, n0, w8, yb, mc); break;
-                case 2: store_boxes<2>(s0, s1, d, rb, lane, wt, cw, live, n0, w8, yb, mc); break;
-                case 3: store_boxes<3>(s0, s1, d, rb, lane, wt, cw, live, n0, w8, yb, mc); break;
-                case 4: store_boxes<4>(s0, s1, d, rb, lane, wt, cw, live, n0, w8, yb, mc); break;
-                case 5: store_boxes<5>(s0, s1, d, rb, lane, wt, cw, live, n0, w8, yb, mc); break;
-                case 6: store_boxes<6>(s0, s1, d, rb, lane, wt, cw, live, n0, w8, yb, mc); break;
-                default: store_boxes<7>(s0, s1, d, rb, lane, wt, cw, live, n0, w8, yb, mc); break;
-                }
-            } else {
+            {
                 /* C's rows not 16-byte aligned (V == 1): quarter q goes to slot q % 2 as above, and
                  * each warp then writes 16 rows of it, a row at a time: lane
                  * l reads the row's four-byte word l (elements 2l, 2l + 1,
