@@ -22,9 +22,8 @@
  * row-class kernel spills (380 bytes of stores, 768 of loads a thread in
  * `-Xptxas -v`): 128 accumulators in flight, 64 packed registers and the
  * class's numbers do not fit 232; the aligned and unaligned kernels do
- * not spill. 25 drains half the tile after its mainloop instead (P of 32
- * registers); their run measures whether the spills cost more than the
- * overlap gains.
+ * not spill. 25 is the variant that drains half the tile after its
+ * mainloop (P of 32 registers, no such spills).
  * Predicted: on the row-class path up to what is left of its epilogue
  * (at 8192x50257x768 most of it), less the spills' cost; the aligned path
  * is 23's code.

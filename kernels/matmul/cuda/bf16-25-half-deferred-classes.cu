@@ -8,8 +8,9 @@
  * as 21 stores them (drain_class over the accumulators), and only the
  * pairs of columns 128.. (j >= 16, all that pieces 2 and 3 read) are
  * packed and kept: 32 registers, drained during the next tile's first two
- * k-tiles. The row-class kernel spills 8 bytes; the aligned path is 23's
- * (all four quarters deferred).
+ * k-tiles (after its loop where it has one; the last tile's after the unit
+ * loop). The row-class kernel spills 8 bytes a thread (`-Xptxas -v`); the
+ * aligned path is 23's (all four quarters deferred).
  * Predicted: about half of 24's row-class overlap, without its spills: up
  * to half of what is left of the row-class epilogue at 8192x50257x768.
  * kproof-best: no (not measured yet)
@@ -828,7 +829,8 @@ static __device__ __forceinline__ const CUtensorMap *class_of(const ClassMaps &c
 }
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
-/* 24: box KB of a DX > 0 row-class tile from P through slot KB % 2, as
+/* 24: box KB of a DX > 0 row-class tile from P (25: or from the
+ * accumulators) through slot KB % 2, as
  * store_boxes does box KB. The tile's class and its store are worked out
  * only where the issuing thread needs them (from its m0 pt and n0 pn):
  * the fewer values live beside the accumulators in flight and P, the
@@ -853,7 +855,8 @@ static __device__ __forceinline__ void drain_box(uint32_t s0, uint32_t s1, const
     }
 }
 
-/* 24: piece Q of a row-class tile (V == 2) from P: with dx = 0 quarter Q
+/* 24: piece Q of a row-class tile (V == 2) from P (25: or from the
+ * accumulators, Src float[128]): with dx = 0 quarter Q
  * and its row tail, as 21 stores them; with dx > 0 box Q (the row ends
  * went out when the tile's mainloop ended). The tile's class is found
  * again from its m0 (pt) and n0 (pn). A function, forced inline at each
@@ -1007,7 +1010,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
            * the tensor cores multiply while the warps stage and store. */
           const uint32_t mine = cbuf + (uint32_t)cw * (2 * W_C_SLOT);
           const int rb = warp * 16 + lane / 4;
-          uint32_t P[64];
+          uint32_t P[64]; /* V == 2 (25): only P[32..63], j >= 16, is filled and read */
           int pm = M, pn = 0; /* the staged tile's first row (of this warpgroup) and column; V == 0: pm = M, none */
           int pt = 0;         /* 24 (V == 2): the staged tile's m0 */
           bool have = false;  /* 24 (V == 2): a tile is staged */
@@ -1044,8 +1047,9 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
               unsigned prev = 0; /* the stage of the group still in flight */
               /* One loop over the k-tiles (the accumulators keep their
                * registers from k-tile to k-tile): k-tile t's wgmma, then
-               * for t < 4 piece t of the last tile (each piece its own code,
-               * so P is indexed by constants and stays in registers),
+               * for t < 4 piece t of the last tile (V == 2: pieces 2 and 3
+               * at t = 0 and 1; each piece its own code, so P is indexed by
+               * constants and stays in registers),
                * then the wait that frees the previous k-tile's stage. */
               const bool out = V == 2 ? have : pm < M;
               int kt = ktiles;
@@ -1082,7 +1086,7 @@ static __global__ __launch_bounds__(W_THREADS, 1) void bf16_gemm_wgmma(const __g
                   if (t > 0) release_stage(empty + 8 * prev, lane);
                   prev = s;
               }
-              if (out) { /* fewer k-tiles than deferred pieces: the rest of the last tile now */
+              if (out) { /* fewer k-tiles than deferred pieces (V == 2: one k-tile): the rest of the last tile now */
                   if constexpr (V == 2) {
                       if (kt < 2) KP_DRAIN(3);
                   } else {
