@@ -594,49 +594,6 @@ static __device__ __forceinline__ void store_tail(uint32_t cur, int g0, int lane
     }
 }
 
-/* 21: box k of a row-class tile whose rows start DX (1..7) elements past
- * a 16-byte boundary, written from the accumulators into `slot` in the
- * 128-byte swizzle (box column b of slot row r at byte r * 128 + ((b / 8)
- * ^ (r % 8)) * 16 + (b % 8) * 2). Box k < 3 holds tile columns from
- * 64k + 8 - DX, box 3 from 192 - DX. Lane l holds tile columns 8j + 2t,
- * 8j + 2t + 1 (t = l % 4) of slot rows rb and rb + 8 (registers 4j + 2h,
- * 4j + 2h + 1). DX even: that pair is one word of the box. DX odd: a box
- * word holds tile columns 8j + 2t + 1 (the lane's high element) and
- * 8j + 2t + 2, the low element of lane t + 1 of the quad, or for t = 3
- * lane t - 3's of j + 1: every lane of the warp shuffles (a lane gives
- * its low element of j, lane t = 0 its low of j + 1), then stores where
- * the word lies in the box. */
-template <int DX, int KB>
-static __device__ __forceinline__ void stage_box(uint32_t slot, const float (&d)[128], int rb, int lane) {
-    constexpr int base = KB < 3 ? 64 * KB + 8 - DX : 192 - DX; /* tile column of box column 0 */
-    const int t = lane & 3;
-    const int src = (lane & ~3) | ((t + 1) & 3);
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int r = rb + 8 * h;
-        const uint32_t row = slot + (uint32_t)r * 128, sw = (uint32_t)(r & 7);
-#pragma unroll
-        for (int j = 0; j < 32; j++) {
-            if (8 * j + 8 <= base || 8 * j >= base + 64) continue; /* none of its columns in the box */
-            float lo, hi;
-            int b;
-            if (DX % 2 == 0) {
-                lo = d[4 * j + 2 * h];
-                hi = d[4 * j + 2 * h + 1];
-                b = 8 * j + 2 * t - base;
-            } else {
-                const float nx = j < 31 ? d[4 * (j + 1) + 2 * h] : 0.0f;
-                const float give = t == 0 ? nx : d[4 * j + 2 * h];
-                lo = d[4 * j + 2 * h + 1];
-                hi = __shfl_sync(0xffffffffu, give, src);
-                b = 8 * j + 2 * t + 1 - base;
-            }
-            if (b >= 0 && b < 64)
-                st_shared_b32(row + ((((uint32_t)b >> 3) ^ sw) << 4) + ((uint32_t)b & 7u) * 2, pack_bf16x2(lo, hi));
-        }
-    }
-}
-
 static __device__ __forceinline__ unsigned short bf16_bits(float x) {
     return __bfloat16_as_ushort(__float2bfloat16_rn(x));
 }
@@ -674,35 +631,10 @@ static __device__ __forceinline__ void store_ends(const float (&d)[128], int lan
     }
 }
 
-/* 21: a DX > 0 row-class tile's four boxes through the warpgroup's two
- * slots in turn: before box k is written, the store that read its slot
- * two boxes back (maybe in the last tile) must have read it. */
-template <int DX>
-static __device__ __forceinline__ void store_boxes(uint32_t s0, uint32_t s1, const float (&d)[128], int rb, int lane,
-                                                   int wt, int cw, bool live, int n0, int w8, int yb,
-                                                   const CUtensorMap *mc) {
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        const uint32_t slot = k & 1 ? s1 : s0;
-        if (wt == 0) bulk_wait_read<1>();
-        named_sync(1 + cw, 128);
-        if (k == 0) stage_box<DX, 0>(slot, d, rb, lane);
-        else if (k == 1) stage_box<DX, 1>(slot, d, rb, lane);
-        else if (k == 2) stage_box<DX, 2>(slot, d, rb, lane);
-        else stage_box<DX, 3>(slot, d, rb, lane);
-        fence_proxy_async();
-        named_sync(1 + cw, 128);
-        if (wt == 0) {
-            /* A box wholly past N or below M is not issued. */
-            const int x = k < 3 ? n0 + 8 + 64 * k : n0 + 192;
-            if (live && x < w8) tma_store_2d(mc, slot, x, yb);
-            bulk_commit();
-        }
-    }
-}
-
-/* 24: stage_box from the packed bf16 pairs of a finished tile (P[2j + h]:
- * registers 4j + 2h, 4j + 2h + 1 as pack_bf16x2 makes them). DX odd: the
+/* 24: 21's box image KB (stage_box: tile columns from 64 KB + 8 - DX, or
+ * 192 - DX for KB = 3, in the 128-byte swizzle) from the packed bf16
+ * pairs of a finished tile (P[2j + h]: registers 4j + 2h, 4j + 2h + 1 as
+ * pack_bf16x2 makes them). DX odd: the
  * box word is the lane's high element and the low element of the word
  * the quad's next lane gives (its own of j, or for t = 3 lane t - 3's of
  * j + 1), one byte permute. */
@@ -844,7 +776,7 @@ static __device__ __forceinline__ const CUtensorMap *class_of(const ClassMaps &c
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 /* 24: box KB of a DX > 0 row-class tile from P through slot KB % 2, as
- * store_boxes does box KB. The tile's class and its store are worked out
+ * 21 stores box KB. The tile's class and its store are worked out
  * only where the issuing thread needs them (from its m0 pt and n0 pn):
  * the fewer values live beside the accumulators in flight and P, the
  * fewer spilled. */

@@ -660,35 +660,10 @@ static __device__ __forceinline__ void store_ends(const float (&d)[128], int lan
     }
 }
 
-/* 21: a DX > 0 row-class tile's four boxes through the warpgroup's two
- * slots in turn: before box k is written, the store that read its slot
- * two boxes back (maybe in the last tile) must have read it. */
-template <int DX>
-static __device__ __forceinline__ void store_boxes(uint32_t s0, uint32_t s1, const float (&d)[128], int rb, int lane,
-                                                   int wt, int cw, bool live, int n0, int w8, int yb,
-                                                   const CUtensorMap *mc) {
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        const uint32_t slot = k & 1 ? s1 : s0;
-        if (wt == 0) bulk_wait_read<1>();
-        named_sync(1 + cw, 128);
-        if (k == 0) stage_box<DX, 0>(slot, d, rb, lane);
-        else if (k == 1) stage_box<DX, 1>(slot, d, rb, lane);
-        else if (k == 2) stage_box<DX, 2>(slot, d, rb, lane);
-        else stage_box<DX, 3>(slot, d, rb, lane);
-        fence_proxy_async();
-        named_sync(1 + cw, 128);
-        if (wt == 0) {
-            /* A box wholly past N or below M is not issued. */
-            const int x = k < 3 ? n0 + 8 + 64 * k : n0 + 192;
-            if (live && x < w8) tma_store_2d(mc, slot, x, yb);
-            bulk_commit();
-        }
-    }
-}
-
-/* 24: stage_box from the packed bf16 pairs of a finished tile (P[2j + h]:
- * registers 4j + 2h, 4j + 2h + 1 as pack_bf16x2 makes them). DX odd: the
+/* 24: 21's box image KB (stage_box: tile columns from 64 KB + 8 - DX, or
+ * 192 - DX for KB = 3, in the 128-byte swizzle) from the packed bf16
+ * pairs of a finished tile (P[2j + h]: registers 4j + 2h, 4j + 2h + 1 as
+ * pack_bf16x2 makes them). DX odd: the
  * box word is the lane's high element and the low element of the word
  * the quad's next lane gives (its own of j, or for t = 3 lane t - 3's of
  * j + 1), one byte permute. */
@@ -831,7 +806,7 @@ static __device__ __forceinline__ const CUtensorMap *class_of(const ClassMaps &c
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 /* 24: box KB of a DX > 0 row-class tile from P (25: or from the
  * accumulators) through slot KB % 2, as
- * store_boxes does box KB. The tile's class and its store are worked out
+ * 21 stores box KB. The tile's class and its store are worked out
  * only where the issuing thread needs them (from its m0 pt and n0 pn):
  * the fewer values live beside the accumulators in flight and P, the
  * fewer spilled. */
