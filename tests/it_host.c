@@ -186,6 +186,20 @@ int main(int argc, char **argv) {
         CHECK(drops > 0);
     }
 
+    /* A phase's light requests (kpp_light_verdict), 300 us allowed each:
+     * five of 15 us; four quick and one the machine charged 31.8 ms (a
+     * burst: NOISY, not REJECTED); that one at 150 ms, or four of 2 ms
+     * beside it (REJECTED). */
+    {
+        const int64_t US = 1000, MS = 1000000, PER = 300 * US;
+        CHECK(kpp_light_verdict(5, 75 * US, 15 * US, PER) == KPP_LIGHT_OK);
+        CHECK(kpp_light_verdict(5, 60 * US + 31800 * US, 31800 * US, PER) == KPP_LIGHT_BURST);
+        CHECK(kpp_light_verdict(5, 60 * US + 150 * MS, 150 * MS, PER) == KPP_LIGHT_OVER);
+        CHECK(kpp_light_verdict(5, 8 * MS + 31800 * US, 31800 * US, PER) == KPP_LIGHT_OVER);
+        CHECK(kpp_light_verdict(5, 8 * MS + 15 * US, 2 * MS, PER) == KPP_LIGHT_OVER);
+        CHECK(kpp_light_verdict(0, 0, 0, PER) == KPP_LIGHT_OK);
+    }
+
     /* The timed requests' own time judged (kpp_request_verdict): a baseline
      * spending 0.4 ms a request (4.4 ms with its flush), a timed median of
      * 2 ms by the wall whose calls took 0.9 ms of CPU (they waited). */

@@ -103,13 +103,25 @@ static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
  * timed median is not moved by one fast call, so what one request may
  * hide is no gain. */
 #define LIGHT_ONE_NS 20000000
-/* Past the allowance: the phase's light time without its longest request
- * over LIGHT_FIXED_NS plus `per` a request, or the longest over
- * LIGHT_ONE_NS. */
+/* A longest request past LIGHT_ONE_NS but within LIGHT_BURST_NS, the
+ * others within their allowance, is NOISY, not REJECTED: beside clean-clone
+ * CI's tests on the 2-core machine an honest rmsnorm bf16 worker's one
+ * INPUTS request of a correctness phase was charged 31.8 ms while the
+ * phase's four others and the control PINGs after it were quick. Past
+ * LIGHT_BURST_NS, REJECTED. */
+#define LIGHT_BURST_NS 100000000
+/* A phase's light requests (n of them, total and longest in ns) against
+ * an allowance of `per` a request: within it; past it (the rest, without
+ * the longest, over LIGHT_FIXED_NS plus `per` a request, or the longest
+ * over LIGHT_BURST_NS); or a burst (the rest within, the longest over
+ * LIGHT_ONE_NS but not LIGHT_BURST_NS). */
+kpp_light kpp_light_verdict(int n, int64_t total_ns, int64_t max_ns, int64_t per) {
+    if (n <= 0) return KPP_LIGHT_OK;
+    if (total_ns - max_ns > LIGHT_FIXED_NS + per * (int64_t)(n - 1) || max_ns > LIGHT_BURST_NS) return KPP_LIGHT_OVER;
+    return max_ns > LIGHT_ONE_NS ? KPP_LIGHT_BURST : KPP_LIGHT_OK;
+}
 static int light_over(const kp_wk_cpu *u, int64_t per) {
-    if (u->light_n <= 0) return 0;
-    return u->light_max_ns > LIGHT_ONE_NS ||
-           u->light_ns - u->light_max_ns > LIGHT_FIXED_NS + per * (int64_t)(u->light_n - 1);
+    return kpp_light_verdict(u->light_n, u->light_ns, u->light_max_ns, per) != KPP_LIGHT_OK;
 }
 /* Past that allowance the light requests are compared with a control
  * measured right then: CONTROL_PINGS PINGs to the same worker, the
@@ -194,17 +206,26 @@ static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, 
     fmt_ns(x, sizeof x, k.light_max_ns);
     snprintf(head, sizeof head, "%s, and %d PING requests sent to it right after used %s each (mean; the most %s)",
              phase, k.light_n, m, x);
-    if (light_over(u, per))
+    const kpp_light lv = kpp_light_verdict(u->light_n, u->light_ns, u->light_max_ns, per);
+    const int burst = lv == KPP_LIGHT_BURST;
+    if (lv == KPP_LIGHT_OVER)
         return kpp_decide(sr, KP_REJECTED, "account",
                           "%s: more than the machine adds to a request; %s code ran inside the harness's requests, "
                           "outside its calls, where its work is not timed",
                           head, who);
     char ev[sizeof c->light_noise];
-    snprintf(ev, sizeof ev,
-             "%s: the machine adds its own time to every request now, and the light requests' time beyond %.0f ms a "
-             "phase is within %d times that a request; work hidden in them cannot be told from it; run again on a "
-             "quieter machine",
-             head, LIGHT_FIXED_NS * 1e-6, CONTROL_RATIO);
+    if (burst)
+        snprintf(ev, sizeof ev,
+                 "%s: one request over the %.0f ms a phase's longest may take, under %.0f ms, the others within "
+                 "their allowance: a loaded machine can charge a burst of its own time to one request; work hidden "
+                 "in it cannot be told from that; run again on a quieter machine",
+                 head, LIGHT_ONE_NS * 1e-6, LIGHT_BURST_NS * 1e-6);
+    else
+        snprintf(ev, sizeof ev,
+                 "%s: the machine adds its own time to every request now, and the light requests' time beyond %.0f "
+                 "ms a phase is within %d times that a request; work hidden in them cannot be told from it; run "
+                 "again on a quieter machine",
+                 head, LIGHT_FIXED_NS * 1e-6, CONTROL_RATIO);
     if (baseline) return kpp_decide(sr, KP_NOISY, "noise", "%s", ev);
     if (!c->light_noise[0]) snprintf(c->light_noise, sizeof c->light_noise, "%s", ev);
     if (per > c->light_ctl_ns) c->light_ctl_ns = per;

@@ -182,6 +182,9 @@ typedef enum {
     KPP_OWN_FLUSH_WAITED
 } kpp_own;
 kpp_own kpp_request_verdict(double ex, double fex, double base, double fbase, double ref, double med, int too_busy);
+/* The host account's judgement of a phase's light requests (account.c). */
+typedef enum { KPP_LIGHT_OK, KPP_LIGHT_BURST, KPP_LIGHT_OVER } kpp_light;
+kpp_light kpp_light_verdict(int n, int64_t total_ns, int64_t max_ns, int64_t per);
 
 /* ---- input sets (inputs.c) -------------------------------------------------------- */
 
