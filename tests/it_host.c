@@ -188,8 +188,9 @@ int main(int argc, char **argv) {
 
     /* A phase's light requests (kpp_light_verdict), 300 us allowed each:
      * five of 15 us; four quick and one the machine charged 31.8 ms (a
-     * burst: NOISY, not REJECTED); that one at 150 ms, or four of 2 ms
-     * beside it (REJECTED). */
+     * burst: NOISY, not REJECTED); that one at 150 ms, or 8 ms in the
+     * four others (REJECTED); the longest at the bounds, 20 ms (within
+     * the allowance), 100 ms (a burst) and 1 ns more (past it). */
     {
         const int64_t US = 1000, MS = 1000000, PER = 300 * US;
         CHECK(kpp_light_verdict(5, 75 * US, 15 * US, PER) == KPP_LIGHT_OK);
@@ -198,6 +199,9 @@ int main(int argc, char **argv) {
         CHECK(kpp_light_verdict(5, 8 * MS + 31800 * US, 31800 * US, PER) == KPP_LIGHT_OVER);
         CHECK(kpp_light_verdict(5, 8 * MS + 15 * US, 2 * MS, PER) == KPP_LIGHT_OVER);
         CHECK(kpp_light_verdict(0, 0, 0, PER) == KPP_LIGHT_OK);
+        CHECK(kpp_light_verdict(5, 60 * US + 20 * MS, 20 * MS, PER) == KPP_LIGHT_OK);
+        CHECK(kpp_light_verdict(5, 60 * US + 100 * MS, 100 * MS, PER) == KPP_LIGHT_BURST);
+        CHECK(kpp_light_verdict(5, 60 * US + 100 * MS + 1, 100 * MS + 1, PER) == KPP_LIGHT_OVER);
     }
 
     /* The timed requests' own time judged (kpp_request_verdict): a baseline

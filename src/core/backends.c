@@ -39,11 +39,12 @@ static const kp_backend_info BACKENDS[] = {
         .sol_margin = 2.0,
         /* Edge shapes a CPU can afford in a test run: at most 12 MiB of
          * buffers, which keeps one of about a million elements for every
-         * op (softmax and layernorm 65537x17, sum 1000003, matmul
-         * 1x1x1000003) and leaves out the rows of 262144 to 4194319
-         * elements, whose correctness rounds (sets generated, a float64
-         * reference each, checked whole) took half of an honest host
-         * evaluation: softmax f32 02, 3.1 s of 5.4. */
+         * op (softmax, layernorm and rmsnorm 65537x17, sum 1000003,
+         * matmul 1x1x1000003) and leaves out the rows of 262144 to
+         * 4194319 elements, whose correctness rounds (sets generated, a
+         * float64 reference each, checked whole) took more than half of
+         * an honest host evaluation: softmax f32 02, 3.13 s of 5.42
+         * (results/2026-12-05-host-4652246). */
         .timed_quick = 1,
         .edge_max_flops = 1e9,
         .edge_max_bytes = 12.0 * (1 << 20),

@@ -106,8 +106,8 @@ static void acct_evidence(const kp_acct_rep *rep, char *buf, size_t len) {
 /* A longest request past LIGHT_ONE_NS but within LIGHT_BURST_NS, the
  * others within their allowance, is NOISY, not REJECTED: beside clean-clone
  * CI's tests on the 2-core machine an honest rmsnorm bf16 worker's one
- * INPUTS request of a correctness phase was charged 31.8 ms while the
- * phase's four others and the control PINGs after it were quick. Past
+ * INPUTS request of a correctness phase was charged 31.77 ms, its four
+ * others 0.16 ms together (results/2026-12-05-host-b9b7035). Past
  * LIGHT_BURST_NS, REJECTED. */
 #define LIGHT_BURST_NS 100000000
 /* A phase's light requests (n of them, total and longest in ns) against
