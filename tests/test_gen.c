@@ -392,6 +392,18 @@ static void test_cksum(void) {
     }
     CHECK(changed);
     CHECK(kp_cksum(buf, sizeof buf) == base);
+    /* every length and start past the four-word steps: the sum written
+     * out word by word (the last word zero-padded) */
+    for (size_t n = 0; n <= 40; n++)
+        for (uint64_t first = 0; first < 3; first++) {
+            uint64_t want = 0;
+            for (size_t w = 0; 4 * w < n; w++) {
+                uint32_t v = 0;
+                for (size_t k = 0; k < 4 && 4 * w + k < n; k++) v |= (uint32_t)buf[4 * w + k] << (8 * k);
+                want += mix((uint64_t)v | ((first + w) << 32));
+            }
+            CHECK(kp_cksum_at(buf, n, first) == want);
+        }
 }
 
 /* The parent checksums big inputs in chunks (src/core/protocol/inputs.c): parts at

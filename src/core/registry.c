@@ -312,11 +312,28 @@ const float *kp_as_f32(const void *p, kp_dtype t, int64_t n, int *owned) {
 
 /* ===== checksum ========================================================== */
 
+/* Four words a step, each into a sum of its own (a sum, so the order is
+ * free and the total the same), so that the multiplies of four words
+ * overlap; where bytes are little-endian a word is one load. The worker
+ * checksums a call's inputs in every timed request, and that time is the
+ * harness's own that a candidate's hidden work is told apart from. */
 uint64_t kp_cksum_at(const void *p, size_t n, uint64_t first_word) {
     const unsigned char *b = p;
     uint64_t sum = 0;
-    size_t words = n / 4, i;
-    for (i = 0; i < words; i++) {
+    size_t words = n / 4, i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t s1 = 0, s2 = 0, s3 = 0;
+    for (; i + 4 <= words; i += 4) {
+        uint32_t w[4];
+        memcpy(w, b + 4 * i, sizeof w);
+        sum += kp_cksum_word(w[0], first_word + i);
+        s1 += kp_cksum_word(w[1], first_word + i + 1);
+        s2 += kp_cksum_word(w[2], first_word + i + 2);
+        s3 += kp_cksum_word(w[3], first_word + i + 3);
+    }
+    sum += s1 + s2 + s3;
+#endif
+    for (; i < words; i++) {
         uint32_t w = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
                      (uint32_t)b[4 * i + 3] << 24;
         sum += kp_cksum_word(w, first_word + i);
