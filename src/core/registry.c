@@ -314,9 +314,10 @@ const float *kp_as_f32(const void *p, kp_dtype t, int64_t n, int *owned) {
 
 /* Four words a step, each into a sum of its own (a sum, so the order is
  * free and the total the same), so that the multiplies of four words
- * overlap; where bytes are little-endian a word is one load. The worker
- * checksums a call's inputs in every timed request, and that time is the
- * harness's own that a candidate's hidden work is told apart from. */
+ * overlap; where bytes are little-endian a word is one load. The parent
+ * checksums every input set it builds; the host worker checksums a call's
+ * inputs after it in each guarded request, time of the harness's own that
+ * a candidate's hidden work is told apart from. */
 uint64_t kp_cksum_at(const void *p, size_t n, uint64_t first_word) {
     const unsigned char *b = p;
     uint64_t sum = 0;
