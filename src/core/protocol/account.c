@@ -207,16 +207,15 @@ static int light_excess(ctx *c, part *p, kp_shape_result *sr, const char *what, 
     snprintf(head, sizeof head, "%s, and %d PING requests sent to it right after used %s each (mean; the most %s)",
              phase, k.light_n, m, x);
     const kpp_light lv = kpp_light_verdict(u->light_n, u->light_ns, u->light_max_ns, per);
-    const int burst = lv == KPP_LIGHT_BURST;
     if (lv == KPP_LIGHT_OVER)
         return kpp_decide(sr, KP_REJECTED, "account",
                           "%s: more than the machine adds to a request; %s code ran inside the harness's requests, "
                           "outside its calls, where its work is not timed",
                           head, who);
     char ev[sizeof c->light_noise];
-    if (burst)
+    if (lv == KPP_LIGHT_BURST)
         snprintf(ev, sizeof ev,
-                 "%s: one request over the %.0f ms a phase's longest may take, under %.0f ms, the others within "
+                 "%s: one request over the %.0f ms a phase's longest may take, at most %.0f ms, the others within "
                  "their allowance: a loaded machine can charge a burst of its own time to one request; work hidden "
                  "in it cannot be told from that; run again on a quieter machine",
                  head, LIGHT_ONE_NS * 1e-6, LIGHT_BURST_NS * 1e-6);
